@@ -1,0 +1,113 @@
+"""Builders for the one update vocabulary both faces forward: ACP ``SessionUpdate`` objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.types import SessionUpdate
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def message_chunk(text: str) -> SessionUpdate:
+    return {"sessionUpdate": "agent_message_chunk", "content": _text(text)}
+
+
+def thought_chunk(text: str) -> SessionUpdate:
+    return {"sessionUpdate": "agent_thought_chunk", "content": _text(text)}
+
+
+def user_chunk(text: str) -> SessionUpdate:
+    return {"sessionUpdate": "user_message_chunk", "content": _text(text)}
+
+
+def tool_call(
+    tool_call_id: str,
+    title: str,
+    kind: str,
+    *,
+    status: str = "pending",
+    locations: list[dict[str, Any]] | None = None,
+    raw_input: Any = None,
+) -> SessionUpdate:
+    update: SessionUpdate = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": tool_call_id,
+        "title": title,
+        "kind": kind,
+        "status": status,
+    }
+    if locations:
+        update["locations"] = locations
+    if raw_input is not None:
+        update["rawInput"] = raw_input
+    return update
+
+
+def tool_call_update(
+    tool_call_id: str,
+    *,
+    status: str | None = None,
+    content: list[dict[str, Any]] | None = None,
+    title: str | None = None,
+    locations: list[dict[str, Any]] | None = None,
+    raw_output: Any = None,
+) -> SessionUpdate:
+    update: SessionUpdate = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
+    if status is not None:
+        update["status"] = status
+    if content is not None:
+        update["content"] = content
+    if title is not None:
+        update["title"] = title
+    if locations is not None:
+        update["locations"] = locations
+    if raw_output is not None:
+        update["rawOutput"] = raw_output
+    return update
+
+
+def text_content(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": _text(text)}
+
+
+def diff_content(path: str, old_text: str | None, new_text: str) -> dict[str, Any]:
+    return {"type": "diff", "path": path, "oldText": old_text, "newText": new_text}
+
+
+def terminal_content(terminal_id: str) -> dict[str, Any]:
+    return {"type": "terminal", "terminalId": terminal_id}
+
+
+def location(path: str, line: int | None = None) -> dict[str, Any]:
+    return {"path": path} if line is None else {"path": path, "line": line}
+
+
+def plan(entries: list[dict[str, Any]]) -> SessionUpdate:
+    return {"sessionUpdate": "plan", "entries": entries}
+
+
+def usage_update(used: int, size: int) -> SessionUpdate:
+    return {"sessionUpdate": "usage_update", "used": max(0, used), "size": max(0, size)}
+
+
+def compaction_update(compaction_id: str, status: str, summary: str | None = None,
+                      meta: dict[str, Any] | None = None) -> SessionUpdate:
+    """ACP session-compaction RFD: status is in_progress, completed, failed or cancelled."""
+    update: SessionUpdate = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
+    if summary:
+        update["summary"] = [_text(summary)]
+    if meta:
+        update["_meta"] = {"agentls": meta}
+    return update
+
+
+def session_info(title: str | None = None, updated_at: str | None = None) -> SessionUpdate:
+    update: SessionUpdate = {"sessionUpdate": "session_info_update"}
+    if title is not None:
+        update["title"] = title
+    if updated_at is not None:
+        update["updatedAt"] = updated_at
+    return update

@@ -1,0 +1,111 @@
+"""The Host: everything a tool does to the outside world goes through it.
+
+The core ships ``LocalHost`` (disk plus ``anyio.open_process``). The editor faces add hosts that
+forward the same operations to the editor (``workspace/applyEdit``, ``fs/*``, ``terminal/*``,
+permission prompts). Tool code never changes per editor.
+
+Paths given to a host are absolute and already confined to ``root`` by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from agent.types import SessionUpdate
+
+PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What became of a write. ``applied=False`` carries a message for the model."""
+
+    applied: bool
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    command: str
+    cwd: Path
+    timeout: float
+    output_limit: int
+    tool_call_id: str
+    task_id: str | None = None
+    env: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int | None
+    output: str
+    truncated: bool = False
+    timed_out: bool = False
+    signal: str | None = None
+    terminal_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PermissionOption:
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    tool_call_id: str
+    title: str
+    kind: str
+    raw_input: dict[str, object]
+    options: tuple[PermissionOption, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """``option_id`` is one of the request's options, or ``"cancelled"``."""
+
+    option_id: str
+
+    @property
+    def cancelled(self) -> bool:
+        return self.option_id == "cancelled"
+
+
+class HostError(Exception):
+    """A host operation failed in a way the model should be told about (not a bug)."""
+
+
+@runtime_checkable
+class Host(Protocol):
+    @property
+    def root(self) -> Path:
+        """The workspace root, resolved."""
+        ...
+
+    async def read_text(self, path: Path) -> str:
+        """The file's current text (the editor's buffer when it is open). Raises FileNotFoundError."""
+        ...
+
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+        """Replace the file's text with ``content``; ``previous=None`` means the file is created."""
+        ...
+
+    async def delete_file(self, path: Path) -> WriteOutcome:
+        ...
+
+    async def run_command(self, spec: CommandSpec) -> CommandResult:
+        ...
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
+        """Ask the user. ``None`` means this host cannot ask; the approval policy decides."""
+        ...
+
+    async def send_update(self, update: SessionUpdate) -> None:
+        ...
+
+    async def release(self, task_id: str | None = None) -> None:
+        """Release terminals owned by ``task_id`` (all of them when None)."""
+        ...

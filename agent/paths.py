@@ -1,0 +1,56 @@
+"""Workspace confinement: every path a tool or hint touches resolves inside the root, or is refused."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MAX_PATH_CHARS = 4096
+
+
+class OutsideWorkspace(ValueError):
+    """The path resolves outside the workspace (``..``, an absolute path, ``~`` or a symlink escape)."""
+
+
+def resolve_in_workspace(root: Path, raw: str | os.PathLike[str] | None) -> Path:
+    """The absolute, symlink-resolved path for ``raw``, which must stay inside ``root``.
+
+    ``raw`` is relative to the root, or absolute inside it. ``~`` is never expanded: a path
+    starting with it is refused, so is anything that resolves (through ``..`` or symlinks) outside.
+    """
+    root = root.resolve()
+    text = "" if raw is None else os.fspath(raw)
+    if "\x00" in text:
+        raise OutsideWorkspace("the path contains a NUL byte")
+    if len(text) > MAX_PATH_CHARS:
+        raise OutsideWorkspace(f"the path is {len(text)} characters long; the limit is {MAX_PATH_CHARS}")
+    text = text.strip()
+    if text.startswith("~"):
+        raise OutsideWorkspace(f"{text!r} points into a home directory, outside the workspace {root}")
+    candidate = Path(text) if text else Path(".")
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as exc:  # symlink loops, names too long
+        raise OutsideWorkspace(f"{text!r} cannot be resolved: {exc}") from exc
+    if resolved != root and root not in resolved.parents:
+        raise OutsideWorkspace(f"{text!r} resolves outside the workspace {root}")
+    return resolved
+
+
+def is_inside(root: Path, path: Path) -> bool:
+    try:
+        resolve_in_workspace(root, path)
+    except OutsideWorkspace:
+        return False
+    return True
+
+
+def display(root: Path, path: Path) -> str:
+    """The path relative to the root, for messages to the model and the user."""
+    try:
+        rel = path.relative_to(root.resolve())
+    except ValueError:
+        return str(path)
+    return rel.as_posix() or "."

@@ -1,0 +1,1 @@
+"""Model providers: OpenAI-compatible chat completions and native Anthropic Messages."""

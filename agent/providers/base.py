@@ -1,0 +1,54 @@
+"""The provider interface the loop awaits directly."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent.types import Message, Usage
+
+ToolSchema = dict[str, Any]  # OpenAI function tool: {"type": "function", "function": {name, description, parameters}}
+DeltaCallback = Callable[[str], Awaitable[None]]
+
+
+@dataclass
+class StreamSink:
+    """Where streamed deltas go while the loop awaits the complete response."""
+
+    on_text: DeltaCallback | None = None
+    on_reasoning: DeltaCallback | None = None
+
+
+@dataclass
+class ProviderRequest:
+    model: str
+    system: str
+    messages: Sequence[Message]  # internal shape, without the system message
+    tools: Sequence[ToolSchema] = ()
+    stream: bool = True
+    max_tokens: int | None = None
+    temperature: float | None = None
+    tool_choice: str | None = None  # "auto" | "none"; None lets the provider decide
+    # Encoded wire messages the caller can reuse between calls (index-aligned with ``messages``).
+    cache: dict[int, Any] | None = None
+
+
+@dataclass
+class ProviderResponse:
+    message: Message  # role "assistant": content, tool_calls, reasoning
+    finish_reason: str  # "stop" | "tool_calls" | "length" | "content_filter" | ...
+    usage: Usage
+    model: str
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+class Provider(Protocol):
+    name: str
+
+    async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
+        """One model call. Raises ``ProviderError`` (already classified) on any failure."""
+        ...
+
+    async def aclose(self) -> None:
+        ...

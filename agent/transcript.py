@@ -1,0 +1,173 @@
+"""Transcript invariants (LOOP.md section 3): checking them, and repairing any message list.
+
+Shape: system?, user, then runs of assistant/tool. Every assistant tool call is answered by
+exactly one tool message, in call order, before anything else. No two user or two assistant
+messages in a row. A user message after tool results is legal (a steer, or the next turn).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
+
+from agent.types import Message, ToolCall
+
+MISSING_RESULT = "error: this tool call has no recorded result (the turn ended before it ran)"
+LEADING_PLACEHOLDER = "(earlier conversation was not recorded)"
+
+
+def violations(messages: Sequence[Message]) -> list[str]:
+    """Every way ``messages`` breaks the invariants; empty when it is valid."""
+    problems: list[str] = []
+    pending: list[str] = []
+    prev: str | None = None
+    for i, msg in enumerate(messages):
+        role = msg.get("role")
+        if role == "system":
+            if i != 0:
+                problems.append(f"#{i}: system message after the start")
+            prev = role
+            continue
+        if pending and role != "tool":
+            problems.append(f"#{i}: {role} message while tool calls {pending} have no result")
+            pending = []
+        if role == "user":
+            if prev == "user":
+                problems.append(f"#{i}: two user messages in a row")
+        elif role == "assistant":
+            if prev in (None, "system"):
+                problems.append(f"#{i}: the transcript starts with an assistant message")
+            if prev == "assistant":
+                problems.append(f"#{i}: two assistant messages in a row")
+            pending = [c.get("id", "") for c in msg.get("tool_calls") or []]
+        elif role == "tool":
+            call_id = msg.get("tool_call_id")
+            if not pending:
+                problems.append(f"#{i}: tool message {call_id!r} without a pending call")
+            elif call_id != pending[0]:
+                problems.append(f"#{i}: tool message {call_id!r} out of order (expected {pending[0]!r})")
+                if call_id in pending:
+                    pending.remove(call_id)
+            else:
+                pending.pop(0)
+        else:
+            problems.append(f"#{i}: unknown role {role!r}")
+        prev = role
+    if pending:
+        problems.append(f"end: tool calls {pending} have no result")
+    return problems
+
+
+def is_valid(messages: Sequence[Message]) -> bool:
+    return not violations(messages)
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p)
+    return str(content)
+
+
+def _merge_content(a: Any, b: Any) -> Any:
+    if isinstance(a, list) or isinstance(b, list):
+        parts: list[Any] = []
+        for c in (a, b):
+            if isinstance(c, list):
+                parts.extend(c)
+            elif c:
+                parts.append({"type": "text", "text": str(c)})
+        return parts
+    ta, tb = _text(a), _text(b)
+    return f"{ta}\n\n{tb}" if ta and tb else (ta or tb)
+
+
+def _clean_call(raw: Any, index: int, seen: set[str]) -> ToolCall | None:
+    if not isinstance(raw, dict):
+        return None
+    fn = raw.get("function")
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn.get("name"):
+        return None
+    args = fn.get("arguments", "{}")
+    if not isinstance(args, str):
+        args = json.dumps(args)
+    call_id = raw.get("id")
+    if not isinstance(call_id, str) or not call_id or call_id in seen:
+        call_id = f"call_repaired_{index}_{len(seen)}"
+    seen.add(call_id)
+    return {"id": call_id, "type": "function", "function": {"name": fn["name"], "arguments": args}}
+
+
+def _tool_result(call: ToolCall, content: str) -> Message:
+    return {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
+            "content": content, "meta": {"error": True, "repaired": True}}
+
+
+def repair(messages: Iterable[Any]) -> list[Message]:
+    """A new list that satisfies every invariant, keeping all content it can.
+
+    Never mutates its input. Orphan tool results are dropped; missing results are filled with an
+    error result; duplicates are dropped; results are put in call order; adjacent user or
+    assistant messages are merged; a stray system message later on becomes user text.
+    """
+    out: list[Message] = []
+    seen_ids: set[str] = set()
+    items = [m for m in messages if isinstance(m, dict)]
+    i = 0
+    while i < len(items):
+        raw = items[i]
+        role = raw.get("role")
+        i += 1
+        if role == "system":
+            if not out:
+                out.append({"role": "system", "content": _text(raw.get("content"))})
+                continue
+            role, raw = "user", {"role": "user", "content": _text(raw.get("content"))}
+        if role == "user":
+            msg = cast(Message, {k: v for k, v in raw.items() if k in ("role", "content", "meta")})
+            if msg.get("content") is None:
+                msg["content"] = ""
+            if out and out[-1].get("role") == "user":
+                prev = dict(out[-1])
+                prev["content"] = _merge_content(prev.get("content"), msg.get("content"))
+                out[-1] = cast(Message, prev)
+            else:
+                out.append(msg)
+            continue
+        if role == "tool":
+            continue  # reached only for orphans: answered ones are consumed with their call below
+        if role != "assistant":
+            continue
+        msg = cast(Message, {k: v for k, v in raw.items() if k != "tool_calls"})
+        calls = [c for c in (_clean_call(c, j, seen_ids) for j, c in enumerate(raw.get("tool_calls") or []))
+                 if c is not None]
+        if not out or out[-1].get("role") == "system":
+            out.append({"role": "user", "content": LEADING_PLACEHOLDER})
+        if out[-1].get("role") == "assistant":
+            prev = dict(out.pop())
+            msg["content"] = _merge_content(prev.get("content"), msg.get("content")) or None
+        if calls:
+            msg["tool_calls"] = calls
+        out.append(msg)
+        if not calls:
+            continue
+        # Gather the tool messages that follow, match them to this call batch.
+        results: dict[str, Message] = {}
+        original_ids = [c.get("id") for c in raw.get("tool_calls") or [] if isinstance(c, dict)]
+        id_map = {orig: new["id"] for orig, new in zip(original_ids, calls) if isinstance(orig, str)}
+        while i < len(items) and items[i].get("role") == "tool":
+            t = items[i]
+            i += 1
+            tid = id_map.get(t.get("tool_call_id"), t.get("tool_call_id"))
+            if isinstance(tid, str) and any(c["id"] == tid for c in calls) and tid not in results:
+                tm = cast(Message, {k: v for k, v in t.items() if k in ("role", "content", "name", "meta")})
+                tm["tool_call_id"] = tid
+                tm["content"] = _text(t.get("content"))
+                results[tid] = tm
+        for call in calls:
+            out.append(results.get(call["id"]) or _tool_result(call, MISSING_RESULT))
+    return out
