@@ -1,0 +1,300 @@
+"""``LocalModelServer``: the local model's llama.cpp server, as a supervised child process.
+
+The agent talks to it with its ordinary OpenAI-compatible provider over HTTP on 127.0.0.1, so a crash
+or OOM inside llama.cpp kills only the child: the agent sees a connection error, and the next
+``ensure_running()`` starts a fresh one.
+
+- Nothing opens until ``start()`` (or ``ensure_running()``).
+- The child's stderr (llama.cpp's log) goes to a log file in the cache dir, never to our stdout,
+  which carries protocol frames under ``agentls lsp``/``acp``. The previous log is kept as ``.1``.
+- The child's stdin is a lifeline: it exits on EOF, so it cannot outlive the agent even if the
+  agent is killed. It runs in its own session, so a terminal Ctrl-C interrupts the turn (closing the
+  HTTP stream stops generation) without killing the server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+import httpx
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from agent.local import model as bundled
+
+Progress = Callable[[str, float], None]
+LOAD_BYTES_PER_SECOND = 500e6  # a rough estimate, only to move the progress bar while llama.cpp loads
+STOP_GRACE = 3.0
+LOG_TAIL_BYTES = 3000
+log = logging.getLogger(__name__)
+
+
+class LocalModelError(RuntimeError):
+    """The local model server could not be started."""
+
+
+def _source_root() -> str:
+    """The directory holding the ``agent`` package, so the child finds it even from a plain checkout."""
+    return str(Path(__file__).resolve().parents[2])
+
+
+class LocalModelServer:
+    """Runs ``python -m agent.local.serve`` on 127.0.0.1 and keeps it healthy.
+
+    ``model_path=None`` serves the bundled model (assembled and verified on first use); a path serves
+    the user's own GGUF, which must exist.
+    """
+
+    def __init__(self, model_path: Path | None = None, *, ctx_size: int = 8192, threads: int | None = None,
+                 progress: Progress | None = None, startup_timeout: float = 180.0,
+                 log_path: Path | None = None) -> None:
+        self._model_path = Path(model_path).expanduser() if model_path is not None else None
+        self.ctx_size = ctx_size
+        self.threads = threads
+        self._progress = progress
+        self.startup_timeout = startup_timeout
+        self._log_path = log_path
+        self._process: anyio.abc.Process | None = None
+        self._log_file: Any = None
+        self._url: str | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._lock: anyio.Lock | None = None
+        self.load_seconds: float | None = None
+        self.starts = 0
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def model_name(self) -> str:
+        """The name the server reports and the provider sends (llama.cpp serves one model anyway)."""
+        return bundled.MODEL_NAME if self._model_path is None else self._model_path.stem
+
+    @property
+    def base_url(self) -> str | None:
+        """``http://127.0.0.1:PORT/v1`` while running."""
+        return self._url if self.running else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def log_path(self) -> Path:
+        return self._log_path or bundled.cache_dir() / "llama-server.log"
+
+    # ------------------------------------------------------------------ lifecycle
+    def _get_lock(self) -> anyio.Lock:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
+
+    async def start(self) -> str:
+        """Start the child (if it isn't running) and return the OpenAI base URL once it is healthy."""
+        async with self._get_lock():
+            if self.running and self._url:
+                return self._url
+            await self._cleanup()
+            return await self._start()
+
+    async def ensure_running(self) -> str:
+        """The base URL, restarting the child first if it died since the last call."""
+        async with self._get_lock():
+            if self.running and self._url and await self._alive():
+                return self._url
+            await self._cleanup()  # crashed (or refusing connections): reap it and start afresh
+            return await self._start()
+
+    async def stop(self) -> None:
+        """Stop the child: close its lifeline, then SIGTERM, then SIGKILL. Idempotent; never leaves a
+        zombie; completes even when the caller is being cancelled."""
+        with anyio.CancelScope(shield=True):
+            await self._cleanup()
+
+    async def close(self) -> None:
+        await self.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    # ------------------------------------------------------------------ internals
+    def _report(self, stage: str, fraction: float) -> None:
+        if self._progress is not None:
+            try:
+                self._progress(stage, min(1.0, max(0.0, fraction)))
+            except Exception:  # a broken progress display must never break the server
+                log.debug("progress callback failed", exc_info=True)
+
+    async def _resolve_model(self) -> Path:
+        if self._model_path is None:
+            return await bundled.ensure_model(self._progress)
+        if not await anyio.Path(self._model_path).is_file():
+            raise LocalModelError(f"local model file not found: {self._model_path} "
+                                  "(model = \"local:/path/to/model.gguf\" must name an existing GGUF file)")
+        return self._model_path
+
+    async def _open_log(self) -> Any:
+        log = anyio.Path(self.log_path)
+        await log.parent.mkdir(parents=True, exist_ok=True)
+        if await log.exists():
+            await log.replace(self.log_path.with_name(self.log_path.name + ".1"))
+        return await anyio.open_file(self.log_path, "wb")
+
+    async def _start(self) -> str:
+        path = await self._resolve_model()
+        size = (await anyio.Path(path).stat()).st_size
+        self._log_file = await self._open_log()
+        cmd = [sys.executable, "-m", "agent.local.serve", "--model", str(path), "--port", "0",
+               "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
+        env["PYTHONUNBUFFERED"] = "1"
+        started = time.monotonic()
+        self._report("loading model", 0.0)
+        self._process = await anyio.open_process(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file.wrapped,
+            env=env, start_new_session=True)
+        self.starts += 1
+        try:
+            announce = await self._await_announce(size / LOAD_BYTES_PER_SECOND + 1.0)
+            if "error" in announce or not isinstance(announce.get("url"), str):
+                raise LocalModelError(f"the local model server failed to start: {announce.get('error')}"
+                                      + await self._log_tail())
+            self._url = str(announce["url"]).rstrip("/")
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
+            if not await self._healthy(timeout=10.0):
+                raise LocalModelError(f"the local model server at {self._url} does not answer /health"
+                                      + await self._log_tail())
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._cleanup()
+            raise
+        self.load_seconds = time.monotonic() - started
+        self._report("loading model", 1.0)
+        return self._url
+
+    async def _await_announce(self, expected_seconds: float) -> dict[str, Any]:
+        assert self._process is not None and self._process.stdout is not None
+        reader = BufferedByteReceiveStream(self._process.stdout)
+        started = time.monotonic()
+        line: bytes | None = None
+        failure = ""
+
+        async def tick() -> None:
+            while True:
+                await anyio.sleep(0.2)
+                self._report("loading model", 0.95 * min(1.0, (time.monotonic() - started) / expected_seconds))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            try:
+                with anyio.fail_after(self.startup_timeout):
+                    line = await reader.receive_until(b"\n", 1 << 16)
+            except TimeoutError:
+                failure = f"the local model server did not start within {self.startup_timeout:.0f}s"
+            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
+                with anyio.move_on_after(2.0):
+                    await self._process.wait()
+                failure = (f"the local model server exited during start-up (exit status "
+                           f"{self._process.returncode}); out of memory, or not a valid GGUF?")
+            tg.cancel_scope.cancel()
+        if line is None:
+            raise LocalModelError(failure + await self._log_tail())
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise LocalModelError(f"unexpected output from the local model server: {line[:200]!r}"
+                                  + await self._log_tail()) from None
+        return value if isinstance(value, dict) else {"error": f"unexpected announcement {value!r}"}
+
+    def _root_url(self) -> str:
+        assert self._url is not None
+        return self._url.removesuffix("/v1")
+
+    async def _healthy(self, timeout: float) -> bool:
+        if self._http is None or self._url is None:
+            return False
+        with anyio.move_on_after(timeout):
+            while self.running:
+                try:
+                    resp = await self._http.get(self._root_url() + "/health")
+                    if resp.status_code == 200:
+                        return True
+                except httpx.HTTPError:
+                    pass
+                await anyio.sleep(0.05)
+        return False
+
+    async def _alive(self) -> bool:
+        """A cheap probe between calls: only a refused connection counts as dead (a busy server may
+        answer slowly, and must not be restarted mid-generation)."""
+        if self._http is None or self._url is None:
+            return False
+        try:
+            await self._http.get(self._root_url() + "/health", timeout=2.0)
+        except (httpx.ConnectError, httpx.RemoteProtocolError):
+            return False
+        except httpx.HTTPError:
+            return True
+        return True
+
+    async def _log_tail(self) -> str:
+        try:
+            if self._log_file is not None:
+                await self._log_file.flush()
+            data = await anyio.Path(self.log_path).read_bytes()
+        except OSError:
+            return ""
+        tail = data[-LOG_TAIL_BYTES:].decode("utf-8", "replace").strip()
+        return f"\n--- last lines of {self.log_path} ---\n{tail}" if tail else ""
+
+    async def _cleanup(self) -> None:
+        proc, self._process = self._process, None
+        http, self._http = self._http, None
+        log_file, self._log_file = self._log_file, None
+        self._url = None
+        if http is not None:
+            await http.aclose()
+        if proc is not None:
+            await _reap(proc)
+        if log_file is not None:
+            await log_file.aclose()
+
+
+async def _reap(proc: anyio.abc.Process) -> None:
+    """Lifeline EOF first (the child exits at once), then SIGTERM, then SIGKILL; always wait."""
+    if proc.stdin is not None:
+        try:
+            await proc.stdin.aclose()
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+    for step in ("eof", "terminate", "kill"):
+        if proc.returncode is not None:
+            break
+        try:
+            if step == "terminate":
+                proc.terminate()
+            elif step == "kill":
+                proc.kill()
+        except ProcessLookupError:
+            pass
+        with anyio.move_on_after(STOP_GRACE if step != "kill" else 10.0):
+            await proc.wait()
+    await proc.aclose()

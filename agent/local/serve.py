@@ -1,0 +1,136 @@
+"""The local model's child process: llama.cpp's own HTTP server on 127.0.0.1, in-process via xllamacpp.
+
+    python -m agent.local.serve --model PATH [--port 0] [--ctx-size 8192] [--threads N]
+
+Prints exactly one JSON line on stdout once the server answers ``/health``:
+``{"url": "http://127.0.0.1:PORT/v1", "model": ..., "pid": ..., "load_seconds": ...}``; on failure,
+``{"error": "..."}`` and exit status 1. Everything else (llama.cpp's log included) goes to stderr,
+which the parent points at a log file: fd 1 is re-pointed to fd 2 before llama.cpp loads, so no
+native ``printf`` can slip into the JSON line's channel.
+
+The process lives until its stdin reaches EOF (the parent closed it, or died: no orphan survives the
+agent), or until SIGTERM/SIGINT. It runs in its own process so that a crash or OOM in llama.cpp
+never takes the agent or the editor server down.
+
+This process serves and does nothing else: its main thread only blocks on stdin, so blocking calls
+are fine here (the agent's own I/O, in ``runtime.py``, is async).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any, TextIO
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m agent.local.serve", description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True, help="path of the GGUF file")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    p.add_argument("--ctx-size", type=int, default=8192)
+    p.add_argument("--threads", type=int, default=0, help="0: all available cores")
+    p.add_argument("--parallel", type=int, default=1, help="request slots (the agent needs one)")
+    p.add_argument("--alias", default=None, help="the model name /v1/models reports")
+    p.add_argument("--health-timeout", type=float, default=30.0)
+    return p.parse_args(argv)
+
+
+def _available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 2
+
+
+def _params(args: argparse.Namespace) -> Any:
+    import xllamacpp  # heavy: imported only in this process
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.n_ctx = args.ctx_size
+    params.n_parallel = args.parallel
+    params.port = args.port
+    params.hostnames = [args.host]
+    threads = args.threads or _available_cores()
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.n_gpu_layers = 0  # CPU wheel; a GPU wheel may be installed by hand and would still work
+    params.warmup = True
+    params.use_jinja = True  # the model's own chat template, with tool descriptions
+    params.cache_prompt = True  # the system prompt and earlier turns are re-used between agent steps
+    params.endpoint_slots = True  # lets tests observe that a closed stream stops generating
+    params.endpoint_metrics = True
+    if args.alias:
+        params.model_alias = args.alias
+    return params
+
+
+def _wait_healthy(host: str, port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    last = "no answer"
+    while time.monotonic() < deadline:
+        conn = http.client.HTTPConnection(host, port, timeout=2)
+        try:
+            conn.request("GET", "/health")
+            resp = conn.getresponse()
+            body = resp.read().decode("utf-8", "replace")
+            if resp.status == 200:
+                return
+            last = f"HTTP {resp.status}: {body[:200]}"
+        except OSError as exc:
+            last = str(exc)
+        finally:
+            conn.close()
+        time.sleep(0.05)
+    raise RuntimeError(f"llama.cpp server did not become healthy within {timeout:.0f}s ({last})")
+
+
+def _announce(channel: TextIO, payload: dict[str, Any]) -> None:
+    channel.write(json.dumps(payload) + "\n")
+    channel.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    # Keep the real stdout for the one JSON line; point fd 1 at stderr for everything else.
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    started = time.monotonic()
+    try:
+        if not os.path.isfile(args.model):
+            raise FileNotFoundError(f"model file not found: {args.model}")
+        import xllamacpp
+
+        server = xllamacpp.Server(_params(args))
+        address = str(server.listening_address).rstrip("/")
+        host_port = address.split("://", 1)[-1]
+        host, _, port = host_port.rpartition(":")
+        _wait_healthy(host, int(port), args.health_timeout)
+    except BaseException as exc:  # noqa: BLE001 - any failure (ImportError, a bad GGUF...) goes to the JSON line
+        print(f"agent.local.serve: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        _announce(channel, {"error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    _announce(channel, {"url": f"{address}/v1", "model": args.model, "pid": os.getpid(),
+                        "load_seconds": round(time.monotonic() - started, 3)})
+    print(f"agent.local.serve: serving {args.model} at {address}", file=sys.stderr, flush=True)
+    try:
+        while sys.stdin.buffer.read(65536):  # the lifeline: EOF when the parent goes away
+            pass
+    except (KeyboardInterrupt, OSError):
+        pass
+    # llama.cpp's server threads hold no state worth a slow, and sometimes hanging, teardown.
+    sys.stderr.flush()
+    os._exit(0)
+    return 0  # pragma: no cover
+
+
+if __name__ == "__main__":
+    sys.exit(main())
