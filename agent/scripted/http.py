@@ -59,6 +59,7 @@ class Conn:
         self.writer = writer
         self.prefix = b""
         self.watch: asyncio.Task[bytes] | None = None
+        self.gone = False  # the client went away (seen while sleeping or at the end of a response)
 
     async def read_request(self) -> HttpRequest | None:
         """The next request, or None when the client closed the connection between requests."""
@@ -116,6 +117,7 @@ class Conn:
         deadline = time.monotonic() + seconds
         while True:
             if self.writer.is_closing():
+                self.gone = True
                 return False
             left = deadline - time.monotonic()
             if left <= 0:
@@ -131,9 +133,11 @@ class Conn:
         if w is None or w.cancelled():
             return True
         if w.exception() is not None:
+            self.gone = True
             return False
         data = w.result()
         self.prefix += data  # a pipelined byte goes back in front of the next request
+        self.gone = self.gone or not data
         return bool(data)
 
     async def end_watch(self) -> bool:

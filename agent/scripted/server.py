@@ -242,7 +242,7 @@ class ScriptedServer:
         reply = await self._next_reply(rec)
         try:
             keep = await self._play(conn, wire, rec, reply, keep)
-            if not await conn.end_watch():
+            if not await conn.end_watch() or conn.gone:
                 rec.client_disconnected = True
                 keep = False
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -254,7 +254,6 @@ class ScriptedServer:
 
     async def _play(self, conn: Conn, wire: WireFormat, rec: RecordedRequest, reply: Reply, keep: bool) -> bool:
         if reply.latency > 0 and not await conn.pause(reply.latency):
-            rec.client_disconnected = True
             return False
         if reply.reset == "before":
             conn.abort()
