@@ -162,7 +162,8 @@ def repair(messages: Iterable[Any]) -> list[Message]:
         while i < len(items) and items[i].get("role") == "tool":
             t = items[i]
             i += 1
-            tid = id_map.get(t.get("tool_call_id"), t.get("tool_call_id"))
+            raw_id = t.get("tool_call_id")
+            tid = id_map.get(raw_id, raw_id) if isinstance(raw_id, str) else None
             if isinstance(tid, str) and any(c["id"] == tid for c in calls) and tid not in results:
                 tm = cast(Message, {k: v for k, v in t.items() if k in ("role", "content", "name", "meta")})
                 tm["tool_call_id"] = tid

@@ -32,6 +32,8 @@ class ProviderRequest:
     tool_choice: str | None = None  # "auto" | "none"; None lets the provider decide
     # Encoded wire messages the caller can reuse between calls (index-aligned with ``messages``).
     cache: dict[int, Any] | None = None
+    # Why the call is made: "turn", "summary", "title", "grace". Sent as ``x-agentls-purpose``.
+    purpose: str = "turn"
 
 
 @dataclass

@@ -1,0 +1,324 @@
+"""``AIAgent``: the public face of the core loop (LOOP.md section 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+
+from agent import events
+from agent.budget import IterationBudget
+from agent.host import Host
+from agent.local_host import LocalHost, UpdateCallback
+from agent.loop.finalize import finalize, result
+from agent.loop.state import TurnState
+from agent.loop.turn import run_turn
+from agent.permissions import PermissionPolicy
+from agent.prompt_blocks import normalize_prompt
+from agent.providers.base import Provider
+from agent.providers.factory import Endpoint, build_provider, parse_fallback
+from agent.session_ops import SessionOps
+from agent.tools.base import Tool
+from agent.tools.registry import BUILTIN_TOOLS, ToolRegistry
+from agent.transcript import repair
+from agent.types import Message, SessionUpdate
+
+if TYPE_CHECKING:
+    from agent.context.compress import Compressor
+    from agent.context.hints import HintTracker
+    from agent.sessions.store import SessionStore
+
+log = logging.getLogger("agentls.agent")
+
+
+class AIAgent(SessionOps):
+    """One agent session. Construction stores configuration only; setup happens on first use."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        provider: str = "openai",
+        max_iterations: int = 90,
+        fallback_models: Sequence[Any] = (),
+        session_db: str | Path | SessionStore | None = None,
+        workspace: str | Path = ".",
+        host: Host | None = None,
+        *,
+        session_id: str | None = None,
+        iteration_budget: IterationBudget | None = None,
+        stream: bool = True,
+        tool_mode: str | None = None,
+        context_window: int | None = None,
+        compression_threshold: float = 0.5,
+        approval: str = "ask",
+        allow_dangerous: bool = False,
+        aux_model: str | None = None,
+        titles: str = "prompt",
+        request_timeout: float = 120.0,
+        max_retries: int = 3,
+        retry_base_delay: float = 1.0,
+        retry_max_delay: float = 30.0,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        tools: Sequence[Tool] | None = None,
+        on_update: UpdateCallback | None = None,
+        terminal_timeout: float = 120.0,
+        tool_output_limit: int = 50_000,
+        trajectory_path: str | Path | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        local_model_path: str | Path | None = None,
+    ) -> None:
+        if model is not None and (model == "local" or model.startswith("local:")):
+            provider = "local"
+        self.provider_name = provider
+        self.model = model or ("local" if provider == "local" else "")
+        self.base_url = base_url
+        self._api_key = api_key
+        self.max_iterations = max_iterations
+        self.fallback_models = list(fallback_models)
+        self.root = Path(workspace).resolve()
+        self.host: Host = host if host is not None else LocalHost(self.root, on_update)
+        self.session_id = session_id or uuid.uuid4().hex
+        self.budget = iteration_budget or IterationBudget(max_iterations)
+        self._budget_shared = iteration_budget is not None
+        self.stream = stream
+        self.tool_mode = tool_mode
+        self._context_window = context_window
+        self.compression_threshold = compression_threshold
+        self.policy = PermissionPolicy(approval, allow_dangerous=allow_dangerous)
+        self.aux_model = aux_model
+        self.titles = titles
+        self.request_timeout = request_timeout
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.retry_max_delay = retry_max_delay
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
+        self.terminal_timeout = terminal_timeout
+        self.tool_output_limit = tool_output_limit
+        self.trajectory_path = Path(trajectory_path) if trajectory_path else None
+        self._session_db = session_db
+        self._client = http_client
+        self._owns_client = http_client is None
+        self._local_model_path = local_model_path
+        # State
+        self.messages: list[Message] = []
+        self.system_prompt: str | None = None
+        self.last_prompt_tokens: int | None = None
+        self.plan: list[dict[str, Any]] = []
+        self._lock = asyncio.Lock()
+        self._running = False
+        self._interrupt_requested = False
+        self._scope: anyio.CancelScope | None = None
+        self._steers: list[str] = []
+        self._wire_cache: dict[int, Any] = {}
+        self._providers: dict[tuple[Any, ...], Provider] = {}
+        self._local: Any = None
+        self._setup_done = False
+        self._closed = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pending_compress: list[tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = []
+        self._init_session_state()
+        self.hints: HintTracker
+        self.compressor: Compressor
+        self.store: SessionStore | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------------
+    async def __aenter__(self) -> AIAgent:
+        await self._setup()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _setup(self) -> None:
+        if self._setup_done:
+            return
+        if self._closed:
+            raise RuntimeError("this agent is closed")
+        from agent.context.compress import Compressor
+        from agent.context.hints import HintTracker
+
+        if self._client is None:
+            from agent.providers.http import make_client
+
+            self._client = make_client(self.request_timeout)
+        self.hints = HintTracker(self.root)
+        self.compressor = Compressor(self.context_window, threshold=self.compression_threshold)
+        await self._open_store()
+        self.hints.seed_from(self.messages)
+        self._setup_done = True
+
+    async def close(self) -> None:
+        """Idempotent: stops owned tasks and waits for them, then closes clients, terminals and the store."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        for step in (self.host.release(None), self._close_providers(), self._close_store()):
+            try:
+                await step
+            except Exception:
+                log.exception("error while closing the agent")
+
+    async def _close_providers(self) -> None:
+        if self._local is not None:
+            await self._local.stop()
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+
+    def _spawn(self, coro: Any) -> None:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----- providers -------------------------------------------------------------------------
+    @property
+    def context_window(self) -> int:
+        if self._context_window:
+            return self._context_window
+        if self.provider_name == "local":
+            return 8192
+        from agent.context.tokens import context_window_for
+
+        return context_window_for(self.model)
+
+    def _primary(self) -> Endpoint:
+        return Endpoint(self.provider_name, self.model, self.base_url, self._api_key, self.tool_mode)
+
+    async def _provider_for(self, index: int, model: str | None = None) -> tuple[Provider, str]:
+        primary = self._primary()
+        endpoint = primary if index == 0 else parse_fallback(self.fallback_models[index - 1], primary)
+        provider = self._providers.get(endpoint.key())
+        if provider is None:
+            assert self._client is not None
+            base_url = None
+            if endpoint.provider == "local":
+                base_url = await self._local_url(endpoint.model)
+            provider = build_provider(endpoint, self._client, base_url)
+            self._providers[endpoint.key()] = provider
+        elif endpoint.provider == "local":
+            await self._local_url(endpoint.model)
+        return provider, model or endpoint.model
+
+    async def _local_url(self, model: str) -> str:
+        if self._local is None:
+            from agent.local.runtime import LocalModelServer
+
+            path = self._local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
+            self._local = LocalModelServer(Path(path) if path else None)
+        url: str = await self._local.ensure_running()
+        return url
+
+    # ----- control from other tasks ----------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def steer(self, text: str) -> bool:
+        """Queue ``text`` for delivery after the current tool round. False when no turn is running."""
+        if not self._running or not text.strip():
+            return False
+        self._steers.append(text)
+        return True
+
+    def interrupt(self) -> bool:
+        """Stop the running turn at the next safe boundary (aborting a provider call or tools at once)."""
+        if not self._running:
+            return False
+        self._interrupt_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
+        return True
+
+    def _take_steer(self) -> str | None:
+        if not self._steers:
+            return None
+        text = "\n\n".join(self._steers)
+        self._steers.clear()
+        return text
+
+    @contextmanager
+    def _interruptible(self) -> Iterator[anyio.CancelScope]:
+        scope = anyio.CancelScope()
+        previous, self._scope = self._scope, scope
+        if self._interrupt_requested:
+            scope.cancel()
+        try:
+            with scope:
+                yield scope
+        finally:
+            self._scope = previous
+
+    async def _emit(self, update: SessionUpdate) -> None:
+        try:
+            await self.host.send_update(update)
+        except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
+            raise
+        except Exception:  # a client that cannot take an update must not break the turn
+            log.exception("sending an update failed")
+
+    # ----- turns -----------------------------------------------------------------------------
+    def transcript(self) -> list[Message]:
+        head: list[Message] = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return head + list(self.messages)
+
+    async def chat(self, message: Any) -> str:
+        out = await self.run_conversation(message)
+        return str(out["final_response"] or "")
+
+    async def run_conversation(self, user_message: Any, system_message: str | None = None,
+                               conversation_history: Sequence[Any] | None = None, task_id: str | None = None,
+                               *, runtime_context: str | None = None) -> dict[str, Any]:
+        content = normalize_prompt(user_message)
+        async with self._lock:
+            await self._setup()
+            self._running = True
+            self._interrupt_requested = False
+            try:
+                return await self._turn(content, system_message, conversation_history, task_id, runtime_context)
+            finally:
+                self._running = False
+                self._interrupt_requested = False
+
+    async def _turn(self, content: Any, system_message: str | None, history: Sequence[Any] | None,
+                    task_id: str | None, runtime_context: str | None) -> dict[str, Any]:
+        if history is not None:
+            items = list(history)
+            if items and isinstance(items[0], dict) and items[0].get("role") == "system":
+                system_message = system_message or str(items.pop(0).get("content") or "")
+            self.messages = repair(items)
+            self._needs_rewrite = True
+        await self._ensure_system_prompt(system_message)
+        if not self._budget_shared:
+            self.budget.reset()
+        self._turn_index += 1
+        self.messages.append({"role": "user", "content": content})
+        notes = self._take_notes()
+        context = "\n\n".join(x for x in (notes, runtime_context) if x) or None
+        turn = TurnState(task_id=task_id, turn_index=self._turn_index, user_index=len(self.messages) - 1,
+                         runtime_context=context)
+        try:
+            await run_turn(self, turn)
+        except anyio.get_cancelled_exc_class():
+            turn.exit_reason, turn.partial, turn.interrupted = "cancelled", True, True
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await finalize(self, turn)
+            raise
+        await finalize(self, turn)
+        if self._turn_index == 1 or not self._title_done:
+            self._spawn(self._make_title(content))
+        return result(self, turn)

@@ -1,0 +1,198 @@
+"""Settings, merged from every layer: init options > workspace ``.agentls.toml`` > user config > env.
+
+A bad value raises ``ConfigError`` naming the key and where it came from. API keys are read from
+the environment only (the config names the variable, ``apiKeyEnv``); they are never stored.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+APPROVAL_MODES = ("ask", "auto-edit", "yolo")
+PROVIDERS = ("openai", "anthropic", "local")
+TOOL_MODES = ("native", "json")
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+KEY_ENV_FALLBACKS = {"openai": ("AGENTLS_API_KEY", "OPENAI_API_KEY"),
+                     "anthropic": ("AGENTLS_API_KEY", "ANTHROPIC_API_KEY"), "local": ()}
+
+
+class ConfigError(ValueError):
+    def __init__(self, key: str, source: str, problem: str) -> None:
+        super().__init__(f"{source}: setting {key!r} {problem}")
+        self.key = key
+        self.source = source
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str | None = None
+    base_url: str | None = None
+    provider: str | None = None
+    api_key_env: str | None = None
+    fallback_models: tuple[str, ...] = ()
+    max_iterations: int = 90
+    context_window: int | None = None
+    compression_threshold: float = 0.5
+    approval: str = "ask"
+    tool_mode: str | None = None
+    stream: bool = True
+    aux_model: str | None = None
+    titles: str = "model"  # "model": the auxiliary model names the session; "prompt": first line of the prompt
+    request_timeout: float = 120.0
+    max_retries: int = 3
+    max_tokens: int | None = None
+    temperature: float | None = None
+    terminal_timeout: float = 120.0
+    tool_output_limit: int = 50_000
+    allow_dangerous: bool = False
+    trajectory_path: str | None = None
+    session_db: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def api_key(self) -> str | None:
+        """The key from the environment, never stored: ``apiKeyEnv`` first, then the usual names."""
+        names = [self.api_key_env] if self.api_key_env else []
+        names += list(KEY_ENV_FALLBACKS.get(self.resolved_provider(), ("AGENTLS_API_KEY",)))
+        for name in names:
+            value = os.environ.get(name) if name else None
+            if value:
+                return value
+        return None
+
+    def resolved_provider(self) -> str:
+        if self.model and (self.model == "local" or self.model.startswith("local:")):
+            return "local"
+        return self.provider or "openai"
+
+
+# camelCase (init options, TOML) and snake_case names both map to the dataclass field.
+_ALIASES = {
+    "baseUrl": "base_url", "apiKeyEnv": "api_key_env", "fallbackModels": "fallback_models",
+    "maxIterations": "max_iterations", "contextWindow": "context_window",
+    "compressionThreshold": "compression_threshold", "toolMode": "tool_mode", "auxModel": "aux_model",
+    "requestTimeout": "request_timeout", "maxRetries": "max_retries", "maxTokens": "max_tokens",
+    "terminalTimeout": "terminal_timeout", "toolOutputLimit": "tool_output_limit",
+    "allowDangerous": "allow_dangerous", "trajectoryPath": "trajectory_path", "sessionDb": "session_db",
+}
+_FIELDS = {f.name: f for f in fields(Settings) if f.name != "sources"}
+_ENV = {
+    "AGENTLS_MODEL": "model", "AGENTLS_BASE_URL": "base_url", "AGENTLS_PROVIDER": "provider",
+    "AGENTLS_API_KEY_ENV": "api_key_env", "AGENTLS_FALLBACK_MODELS": "fallback_models",
+    "AGENTLS_MAX_ITERATIONS": "max_iterations", "AGENTLS_CONTEXT_WINDOW": "context_window",
+    "AGENTLS_APPROVAL": "approval", "AGENTLS_TOOL_MODE": "tool_mode", "AGENTLS_AUX_MODEL": "aux_model",
+    "AGENTLS_STREAM": "stream", "AGENTLS_SESSION_DB": "session_db", "AGENTLS_TITLES": "titles",
+}
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    kind = _FIELDS[name].type
+    try:
+        if value is None:
+            return None
+        if "tuple" in str(kind):
+            items = value.split(",") if isinstance(value, str) else value
+            if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+                raise TypeError("must be a list of model names")
+            return tuple(i.strip() for i in items if i.strip())
+        if "bool" in str(kind):
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                return value.lower() in ("1", "true", "yes", "on")
+            raise TypeError("must be true or false")
+        if "float" in str(kind):
+            if isinstance(value, bool):
+                raise TypeError("must be a number")
+            return float(value)
+        if "int" in str(kind):
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise TypeError("must be a whole number")
+            return int(value)
+        if not isinstance(value, str):
+            raise TypeError("must be a string")
+        return value
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(name, source, f"has a bad value {value!r}: {exc}") from None
+
+
+def _check(s: Settings) -> None:
+    def bad(key: str, problem: str) -> ConfigError:
+        return ConfigError(key, s.sources.get(key, "defaults"), problem)
+
+    if s.approval not in APPROVAL_MODES:
+        raise bad("approval", f"must be one of {', '.join(APPROVAL_MODES)}, not {s.approval!r}")
+    if s.provider is not None and s.provider not in PROVIDERS:
+        raise bad("provider", f"must be one of {', '.join(PROVIDERS)}, not {s.provider!r}")
+    if s.tool_mode is not None and s.tool_mode not in TOOL_MODES:
+        raise bad("tool_mode", f"must be one of {', '.join(TOOL_MODES)}, not {s.tool_mode!r}")
+    if s.titles not in ("model", "prompt"):
+        raise bad("titles", "must be 'model' or 'prompt'")
+    if s.max_iterations < 1:
+        raise bad("max_iterations", "must be at least 1")
+    if not 0.05 <= s.compression_threshold <= 0.95:
+        raise bad("compression_threshold", "must be between 0.05 and 0.95")
+    if s.context_window is not None and s.context_window < 1024:
+        raise bad("context_window", "must be at least 1024 tokens")
+    for key in ("request_timeout", "terminal_timeout"):
+        if getattr(s, key) <= 0:
+            raise bad(key, "must be positive")
+    if s.base_url is not None and not s.base_url.startswith(("http://", "https://")):
+        raise bad("base_url", f"must be an http(s) URL, not {s.base_url!r}")
+
+
+def merge(base: Settings, values: Mapping[str, Any], source: str) -> Settings:
+    """``base`` with ``values`` (camelCase or snake_case keys) applied; unknown keys are errors."""
+    changes: dict[str, Any] = {}
+    sources = dict(base.sources)
+    for raw_key, value in values.items():
+        key = _ALIASES.get(raw_key, raw_key.replace("-", "_"))
+        if key not in _FIELDS:
+            raise ConfigError(raw_key, source, "is not a known setting")
+        changes[key] = _coerce(key, value, source)
+        sources[key] = source
+    result = replace(base, **changes, sources=sources)
+    _check(result)
+    return result
+
+
+def user_config_path() -> Path:
+    override = os.environ.get("AGENTLS_CONFIG")
+    if override:
+        return Path(override)
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("agentls")) / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        raise ConfigError("(file)", str(path), f"could not be read: {exc}") from None
+    section = data.get("agentls", data)
+    return dict(section) if isinstance(section, dict) else {}
+
+
+def load_settings(workspace: Path | None = None, overrides: Mapping[str, Any] | None = None,
+                  *, environ: Mapping[str, str] | None = None) -> Settings:
+    """All layers merged. Regular-file reads of two small TOML files happen synchronously at startup."""
+    env = os.environ if environ is None else environ
+    settings = Settings()
+    from_env = {field_name: env[var] for var, field_name in _ENV.items() if env.get(var)}
+    settings = merge(settings, from_env, "environment")
+    settings = merge(settings, _read_toml(user_config_path()), str(user_config_path()))
+    if workspace is not None:
+        ws_file = workspace / ".agentls.toml"
+        settings = merge(settings, _read_toml(ws_file), str(ws_file))
+    if overrides:
+        settings = merge(settings, {k: v for k, v in overrides.items() if v is not None}, "initializationOptions")
+    return settings

@@ -1,0 +1,137 @@
+"""The core's own host: the disk, and child processes through ``anyio.open_process``."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process
+
+from agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from agent.types import SessionUpdate
+
+UpdateCallback = Callable[[SessionUpdate], Awaitable[None] | None]
+
+
+class OutputBuffer:
+    """Keeps the head and the tail of a stream within ``limit`` bytes, counting what was dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def feed(self, data: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head.extend(data[:room])
+            data = data[room:]
+        if data:
+            self.tail.extend(data)
+            excess = len(self.tail) - self.tail_limit
+            if excess > 0:
+                del self.tail[:excess]
+                self.dropped += excess
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", "replace")
+        tail = self.tail.decode("utf-8", "replace")
+        if self.dropped:
+            return f"{head}\n[... {self.dropped} bytes of output omitted ...]\n{tail}"
+        return head + tail
+
+
+async def run_process(spec: CommandSpec) -> CommandResult:
+    """Run ``spec.command`` with ``sh -c`` in its own process group; kill the group on timeout or cancel."""
+    buffer = OutputBuffer(spec.output_limit)
+    env = {**os.environ, **(spec.env or {}), "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+    process: Process = await anyio.open_process(
+        ["/bin/sh", "-c", spec.command], cwd=spec.cwd, env=env, stdin=None,
+        stdout=-1, stderr=-2, start_new_session=True)  # stdout PIPE, stderr into stdout
+    timed_out = False
+    try:
+        with anyio.move_on_after(spec.timeout) as scope:
+            assert process.stdout is not None
+            async for chunk in process.stdout:
+                buffer.feed(chunk)
+            await process.wait()
+        if scope.cancelled_caught:
+            timed_out = True
+            _kill_group(process)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await process.wait()
+    except BaseException:
+        _kill_group(process)
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await process.wait()
+        raise
+    finally:
+        await process.aclose()
+    code = process.returncode
+    sig = None
+    if code is not None and code < 0:
+        sig = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        code = None
+    return CommandResult(exit_code=None if timed_out else code, output=buffer.text(),
+                         truncated=buffer.dropped > 0, timed_out=timed_out, signal=sig)
+
+
+def _kill_group(process: Process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            process.kill()
+        except ProcessLookupError:
+            pass
+
+
+class LocalHost:
+    """Reads and writes the disk; runs commands itself; cannot ask the user (the policy decides)."""
+
+    def __init__(self, root: Path | str, on_update: UpdateCallback | None = None) -> None:
+        self._root = Path(root).resolve()
+        self._on_update = on_update
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    async def read_text(self, path: Path) -> str:
+        return await anyio.Path(path).read_text(encoding="utf-8")
+
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+        target = anyio.Path(path)
+        await target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.agentls-tmp")
+        await tmp.write_text(content, encoding="utf-8", newline="")
+        await tmp.replace(target)
+        return WriteOutcome(True)
+
+    async def delete_file(self, path: Path) -> WriteOutcome:
+        try:
+            await anyio.Path(path).unlink()
+        except FileNotFoundError:
+            pass
+        return WriteOutcome(True)
+
+    async def run_command(self, spec: CommandSpec) -> CommandResult:
+        return await run_process(spec)
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
+        return None
+
+    async def send_update(self, update: SessionUpdate) -> None:
+        if self._on_update is not None:
+            result = self._on_update(update)
+            if inspect.isawaitable(result):
+                await result
+
+    async def release(self, task_id: str | None = None) -> None:
+        return None

@@ -1,0 +1,1 @@
+"""The turn state machine (``turn.py``) and its phases, one module each."""

@@ -1,0 +1,157 @@
+"""Tool execution: batches split at barriers, read-only calls in parallel, results in call order."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from agent import events
+from agent.caps import cap_text
+from agent.loop.repair import PreparedCall
+from agent.loop.state import TurnState
+from agent.paths import OutsideWorkspace, resolve_in_workspace
+from agent.tools.base import ToolFailure, ToolOutput
+from agent.types import Message
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from agent.agent import AIAgent
+
+log = logging.getLogger("agentls.tools")
+
+INTERRUPTED = "error: interrupted by the user while this tool was running"
+SKIPPED = "skipped: interrupted by the user before this tool ran"
+UI_PREVIEW_CHARS = 4000
+
+
+def batches(prepared: list[PreparedCall]) -> list[list[int]]:
+    """Consecutive read-only calls share a batch; anything else (writes, commands, invalid calls) stands alone."""
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for i, p in enumerate(prepared):
+        if p.tool is not None and p.error is None and p.tool.read_only:
+            current.append(i)
+            continue
+        if current:
+            groups.append(current)
+            current = []
+        groups.append([i])
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _locations(agent: AIAgent, p: PreparedCall) -> list[dict[str, object]]:
+    if p.tool is None or p.args is None:
+        return []
+    out = []
+    for raw in p.tool.paths(p.args):
+        try:
+            out.append(events.location(str(resolve_in_workspace(agent.root, raw))))
+        except OutsideWorkspace:
+            continue
+    return out
+
+
+async def announce(agent: AIAgent, prepared: list[PreparedCall]) -> None:
+    for p in prepared:
+        tool = p.tool
+        title = (tool.title(p.args) if tool and p.args is not None else "") or p.call["function"]["name"]
+        await agent._emit(events.tool_call(p.call["id"], title, tool.kind if tool else "other",
+                                           locations=_locations(agent, p), raw_input=p.args if p.args is not None
+                                           else {"arguments": p.call["function"]["arguments"]}))
+
+
+async def _touched_paths(agent: AIAgent, p: PreparedCall) -> list[Path]:
+    assert p.tool is not None and p.args is not None
+    raws = list(p.tool.paths(p.args))
+    paths = []
+    for raw in raws:
+        try:
+            paths.append(resolve_in_workspace(agent.root, raw))
+        except OutsideWorkspace:
+            continue
+    if p.tool.kind == "execute" and isinstance(p.args.get("command"), str):
+        from agent.context.hints import paths_in_command
+
+        cwd = paths[0] if paths else agent.root
+        paths.extend(paths_in_command(p.args["command"], cwd, agent.root))
+    return paths
+
+
+async def _run_one(agent: AIAgent, turn: TurnState, p: PreparedCall) -> tuple[str, bool]:
+    tool, args = p.tool, p.args
+    assert tool is not None and args is not None
+    await agent._emit(events.tool_call_update(p.call["id"], status="in_progress"))
+    ctx = agent._tool_context(p.call["id"], turn)
+    out: ToolOutput | None = None
+    try:
+        if tool.timeout is None:
+            out = await tool.run(ctx, args)
+        else:
+            with anyio.move_on_after(tool.timeout):
+                out = await tool.run(ctx, args)
+            if out is None:
+                out = ToolOutput(f"error: {tool.name} timed out after {tool.timeout:g}s and was stopped", True)
+    except ToolFailure as exc:
+        out = ToolOutput(f"error: {exc}", is_error=True)
+    except Exception as exc:  # a crashed tool is an error result; the loop goes on
+        log.exception("tool %s crashed", tool.name)
+        out = ToolOutput(f"error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+    text, _ = cap_text(out.text, agent.tool_output_limit)
+    if p.note:
+        text = f"[{p.note}]\n{text}"
+    try:
+        hint = await agent.hints.hints_for(await _touched_paths(agent, p))
+    except Exception:  # hints only add information; they never break a tool result
+        log.exception("loading subdirectory hints failed")
+        hint = None
+    if hint:
+        text += hint
+    ui = out.content or [events.text_content(cap_text(out.text, UI_PREVIEW_CHARS)[0])]
+    await agent._emit(events.tool_call_update(p.call["id"], status="failed" if out.is_error else "completed",
+                                              content=ui, locations=out.locations or None,
+                                              raw_output=out.raw_output))
+    return text, out.is_error
+
+
+async def run_calls(agent: AIAgent, turn: TurnState, prepared: list[PreparedCall]) -> list[Message]:
+    """One tool message per call, in call order, whatever happens (errors, timeouts, interrupts)."""
+    results: list[tuple[str, bool] | None] = [None] * len(prepared)
+    started: set[int] = set()
+    for i, p in enumerate(prepared):
+        if p.error is not None:
+            results[i] = (p.error, True)
+            await agent._emit(events.tool_call_update(p.call["id"], status="failed",
+                                                      content=[events.text_content(p.error)]))
+
+    async def run_index(i: int) -> None:
+        started.add(i)
+        results[i] = await _run_one(agent, turn, prepared[i])
+
+    with agent._interruptible():
+        for group in batches(prepared):
+            todo = [i for i in group if results[i] is None]
+            if len(todo) == 1:
+                await run_index(todo[0])
+            elif todo:
+                async with anyio.create_task_group() as tg:
+                    for i in todo:
+                        tg.start_soon(run_index, i)
+    messages: list[Message] = []
+    for i, p in enumerate(prepared):
+        result = results[i]
+        if result is None:
+            result = (INTERRUPTED if i in started else SKIPPED, True)
+            with anyio.CancelScope(shield=True):
+                await agent._emit(events.tool_call_update(p.call["id"], status="failed",
+                                                          content=[events.text_content(result[0])]))
+        msg: Message = {"role": "tool", "tool_call_id": p.call["id"], "name": p.call["function"]["name"],
+                        "content": result[0]}
+        if result[1]:
+            msg["meta"] = {"error": True}
+        messages.append(msg)
+    return messages

@@ -1,0 +1,139 @@
+"""The turn state machine: call the model, validate its tool calls, run them, append, repeat."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from agent.loop.call import call_model
+from agent.loop.dispatch import announce, run_calls
+from agent.loop.repair import prepare_calls
+from agent.loop.state import TurnState
+from agent.providers.errors import ProviderError
+from agent.types import Message, text_of
+
+if TYPE_CHECKING:
+    from agent.agent import AIAgent
+
+log = logging.getLogger("agentls.loop")
+
+NUDGE = "(Your last reply was empty. Continue the task: call a tool, or answer the user.)"
+GRACE = ("You have used the whole step budget for this turn, so tools are no longer available. Reply now, "
+         "without calling tools, with a short summary: what you did, what is left, and what the user should do next.")
+CONTINUE = "(Your reply was cut off by the output limit. Continue exactly where it stopped, without repeating.)"
+MAX_EMPTY_RETRIES = 2
+MAX_CONTINUATIONS = 2
+
+
+def _exit(turn: TurnState, reason: str, *, completed: bool = False) -> None:
+    turn.exit_reason = reason
+    turn.completed = completed
+    turn.interrupted = reason == "interrupted"
+    turn.partial = not completed and reason != "text_response"
+
+
+def _fail(turn: TurnState, exc: ProviderError) -> None:
+    _exit(turn, "failed")
+    turn.failed = True
+    turn.error = {"category": exc.category, "message": str(exc)}
+
+
+async def _grace(agent: AIAgent, turn: TurnState) -> None:
+    """One tools-free call asking for a summary, then ``budget_exhausted``."""
+    try:
+        with agent._interruptible() as scope:
+            response = await call_model(agent, turn, tools=False, extra_user=GRACE, purpose="grace")
+    except ProviderError as exc:
+        _fail(turn, exc)
+        turn.exit_reason = "budget_exhausted"
+        return
+    if scope.cancelled_caught:
+        _exit(turn, "interrupted")
+        return
+    text = text_of(response.message).strip()
+    if text:
+        message: Message = {"role": "assistant", "content": text}
+        if agent.messages and agent.messages[-1].get("role") == "assistant":
+            agent.messages[-1] = {**agent.messages[-1], "content": text}
+        else:
+            agent.messages.append(message)
+        turn.final_response = text
+    _exit(turn, "budget_exhausted")
+
+
+async def run_turn(agent: AIAgent, turn: TurnState) -> None:
+    extra_user: str | None = None
+    partial: str | None = None
+    while True:
+        if agent._interrupt_requested:
+            _exit(turn, "interrupted")
+            return
+        await agent._run_pending_compressions(turn)
+        if partial is None and agent._should_compress():
+            await agent._compress(turn, automatic=True)
+        if not agent.budget.consume():
+            await _grace(agent, turn)
+            return
+        await agent._persist(turn)
+        extra_messages: list[Message] | None = None
+        if partial is not None:
+            extra_messages = [{"role": "assistant", "content": partial}]
+        try:
+            with agent._interruptible() as scope:
+                response = await call_model(agent, turn, extra_user=extra_user, extra_messages=extra_messages)
+        except ProviderError as exc:
+            _fail(turn, exc)
+            return
+        if scope.cancelled_caught:
+            _exit(turn, "interrupted")
+            return
+        extra_user = None
+        message = response.message
+        calls = message.get("tool_calls") or []
+        if calls:
+            if partial is not None:  # a continuation that turned into tool calls keeps the text before them
+                message = {**message, "content": partial + (text_of(message) or "")}
+                partial = None
+            prepared = prepare_calls(calls, agent.registry, truncated=response.finish_reason == "length")
+            stored: Message = {**message, "tool_calls": [p.call for p in prepared]}
+            agent.messages.append(stored)
+            await announce(agent, prepared)
+            results = await run_calls(agent, turn, prepared)
+            agent.messages.extend(results)
+            if agent._interrupt_requested:
+                await agent._persist(turn)
+                _exit(turn, "interrupted")
+                return
+            steer = agent._take_steer()
+            if steer:
+                agent.messages.append({"role": "user", "content": steer, "meta": {"steer": True}})
+            await agent._persist(turn)
+            continue
+        text = text_of(message)
+        if response.finish_reason == "content_filter" and not text.strip():
+            _fail(turn, ProviderError("content_policy", "the provider refused to answer (content filter)"))
+            return
+        if not text.strip() and partial is None:
+            last_role = agent.messages[-1].get("role") if agent.messages else None
+            if last_role == "tool" and not turn.nudged:
+                turn.nudged = True
+                extra_user = NUDGE
+                continue
+            if turn.empty_retries < MAX_EMPTY_RETRIES:
+                turn.empty_retries += 1
+                extra_user = NUDGE if turn.nudged and last_role == "tool" else None
+                continue
+            _exit(turn, "empty_response")
+            return
+        if partial is not None:
+            text = partial + text
+            message = {**message, "content": text}
+        if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS:
+            turn.continuations += 1
+            partial = text
+            extra_user = CONTINUE
+            continue
+        agent.messages.append(message)
+        turn.final_response = text
+        _exit(turn, "text_response", completed=True)
+        return

@@ -1,0 +1,74 @@
+"""Shared HTTP plumbing for providers: one keep-alive client per agent, error mapping."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from agent.providers.errors import ProviderError, classify_status, parse_retry_after
+
+
+def make_client(timeout: float) -> httpx.AsyncClient:
+    """A keep-alive client. Connect is bounded tightly; a read waits up to ``timeout`` between bytes."""
+    from agent.providers.factory import shared_ssl_context
+
+    return httpx.AsyncClient(
+        verify=shared_ssl_context(),
+        timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
+        limits=httpx.Limits(max_connections=32, max_keepalive_connections=16, keepalive_expiry=60.0),
+        follow_redirects=True,
+    )
+
+
+def error_message(body: bytes) -> tuple[str, str | None]:
+    """The human message and the vendor error type from an error body, whatever its shape."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return (text[:500] or "no error body"), None
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict):
+        msg = err.get("message") or json.dumps(err)[:500]
+        kind = err.get("type") or err.get("code")
+        return str(msg), (str(kind) if kind else None)
+    if isinstance(err, str):
+        return err, None
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return data["message"], None
+    return text[:500], None
+
+
+_ANTHROPIC_TYPES = {
+    "overloaded_error": "overloaded", "rate_limit_error": "rate_limit", "authentication_error": "auth",
+    "permission_error": "auth", "not_found_error": "model_not_found", "request_too_large": "payload_too_large",
+    "billing_error": "billing", "api_error": "server_error", "timeout_error": "timeout",
+}
+
+
+def status_error(status: int, body: bytes, headers: httpx.Headers, model: str) -> ProviderError:
+    message, kind = error_message(body)
+    category = classify_status(status, message)
+    if kind in _ANTHROPIC_TYPES and category not in ("context_overflow", "billing"):
+        category = _ANTHROPIC_TYPES[kind]
+    retry_after = parse_retry_after(headers.get("retry-after"))
+    return ProviderError(category, message, status=status, retry_after=retry_after, model=model)
+
+
+def transport_error(exc: Exception, model: str) -> ProviderError:
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderError("timeout", f"the model server did not answer in time ({type(exc).__name__})",
+                             model=model)
+    if isinstance(exc, httpx.ConnectError):
+        return ProviderError("server_error", f"could not connect to the model server: {exc}", model=model)
+    return ProviderError("server_error", f"the connection to the model server broke: {type(exc).__name__}: {exc}",
+                         model=model)
+
+
+def stream_error(event_data: str, model: str) -> ProviderError:
+    """An error event sent inside a 200 stream."""
+    message, kind = error_message(event_data.encode())
+    category = _ANTHROPIC_TYPES.get(kind or "", None) or classify_status(500, message)
+    return ProviderError(category, message, model=model)

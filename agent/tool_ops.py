@@ -1,0 +1,82 @@
+"""How tools reach the agent: permissions, checkpoints, updates (a mixin of ``AIAgent``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent import events
+from agent.host import PermissionOption, PermissionRequest
+from agent.loop.state import TurnState
+from agent.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from agent.host import Host
+    from agent.permissions import PermissionPolicy
+    from agent.types import SessionUpdate
+
+OPTIONS = (
+    PermissionOption("allow_once", "Allow once", "allow_once"),
+    PermissionOption("allow_always", "Always allow", "allow_always"),
+    PermissionOption("reject_once", "Reject", "reject_once"),
+    PermissionOption("reject_always", "Always reject", "reject_always"),
+)
+
+
+class ToolOps:
+    host: Host
+    root: Path
+    session_id: str
+    policy: PermissionPolicy
+    plan: list[dict[str, Any]]
+    terminal_timeout: float
+    tool_output_limit: int
+
+    async def _emit(self, update: SessionUpdate) -> None:
+        raise NotImplementedError
+
+    async def _checkpoint(self, path: Path, previous: str | None) -> None:
+        raise NotImplementedError
+
+    def _tool_context(self, tool_call_id: str, turn: TurnState) -> ToolContext:
+        async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool) -> str | None:
+            return await self._ask_permission(tool_call_id, title, action, raw_input, key, dangerous)
+
+        def set_plan(entries: list[dict[str, Any]]) -> None:
+            self.plan = entries
+
+        return ToolContext(host=self.host, root=self.root, session_id=self.session_id, task_id=turn.task_id,
+                           tool_call_id=tool_call_id, settings_terminal_timeout=self.terminal_timeout,
+                           output_limit=self.tool_output_limit, ask_permission=ask, checkpoint=self._checkpoint,
+                           send_update=self._emit, set_plan=set_plan)
+
+    async def _ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
+                              key: str, dangerous: bool) -> str | None:
+        """None when the action may go ahead, else the refusal as the model should read it."""
+        what = "edit" if action == "edit" else "command"
+        decision = self.policy.decide(action, key, dangerous)
+        if decision == "allow":
+            return None
+        if decision == "deny":
+            return f"error: the user has refused this {what} for the rest of the session (they chose 'always reject')"
+        options = tuple(o for o in OPTIONS if not (dangerous and o.kind == "allow_always"))
+        request = PermissionRequest(tool_call_id=tool_call_id, title=title, kind=action, raw_input=raw_input,
+                                    options=options)
+        await self._emit(events.tool_call_update(tool_call_id, status="pending"))
+        answer = await self.host.request_permission(request)
+        if answer is None:
+            if self.policy.unattended(action, dangerous) == "allow":
+                return None
+            why = f" ({raw_input['danger']})" if dangerous and "danger" in raw_input else ""
+            return (f"error: this {what} needs the user's approval{why}, and this client cannot ask. The approval mode "
+                    f"is '{self.policy.mode}'; the user can allow it with approval 'auto-edit' (edits) or 'yolo'.")
+        if answer.cancelled:
+            return f"error: the permission request for this {what} was cancelled; it did not run"
+        kind = next((o.kind for o in options if o.option_id == answer.option_id), None)
+        if kind is None:
+            return f"error: the client answered with an unknown option {answer.option_id!r}; the {what} did not run"
+        self.policy.remember(key, kind, dangerous)
+        await self._emit(events.tool_call_update(tool_call_id, status="in_progress"))
+        if kind.startswith("allow"):
+            return None
+        return "error: the user rejected this edit" if action == "edit" else "error: the user rejected this command"

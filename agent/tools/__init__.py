@@ -1,0 +1,1 @@
+"""The built-in tools (LOOP.md section 9)."""

@@ -1,0 +1,64 @@
+"""What a tool is, what it gets to work with, and what it gives back."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent.host import Host
+from agent.types import SessionUpdate
+
+JsonObject = dict[str, Any]
+
+
+class ToolFailure(Exception):
+    """An expected failure the model should read as an error result (bad path, no match...)."""
+
+
+@dataclass
+class ToolOutput:
+    text: str
+    is_error: bool = False
+    content: list[dict[str, Any]] = field(default_factory=list)  # ACP ToolCallContent for the editor
+    locations: list[dict[str, Any]] = field(default_factory=list)
+    raw_output: Any = None
+
+
+@dataclass
+class ToolContext:
+    host: Host
+    root: Path
+    session_id: str
+    task_id: str | None
+    tool_call_id: str
+    settings_terminal_timeout: float
+    output_limit: int
+    # Returns None when allowed, else the reason the action was refused (already phrased for the model).
+    ask_permission: Callable[[str, str, JsonObject, str, bool], Awaitable[str | None]]
+    # Records a file's content before this turn's first edit to it (for undo).
+    checkpoint: Callable[[Path, str | None], Awaitable[None]]
+    send_update: Callable[[SessionUpdate], Awaitable[None]]
+    set_plan: Callable[[list[JsonObject]], None]
+
+
+Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: JsonObject
+    kind: str  # ACP ToolKind: read, edit, search, execute, think, other...
+    run: Runner
+    read_only: bool = False
+    # Paths the call touches (for hints, batching and the editor's follow-along), relative or absolute.
+    paths: Callable[[JsonObject], Sequence[str]] = lambda args: ()
+    title: Callable[[JsonObject], str] = lambda args: ""
+    timeout: float | None = 120.0  # None: the tool manages its own time limit
+
+    def schema(self) -> JsonObject:
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}

@@ -1,0 +1,44 @@
+"""The tool registry: the built-in set, lookup, and the schema snapshot sent to the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from agent.tools.base import Tool
+from agent.tools.files import EDIT_FILE, READ_FILE, WRITE_FILE
+from agent.tools.listing import LIST_DIR, SEARCH_FILES
+from agent.tools.terminal import TERMINAL
+from agent.tools.todo import TODO
+
+BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, SEARCH_FILES, TERMINAL, TODO)
+
+
+class ToolRegistry:
+    def __init__(self, tools: Iterable[Tool] = BUILTIN_TOOLS) -> None:
+        self._tools: dict[str, Tool] = {}
+        self.version = 0
+        for tool in tools:
+            self.add(tool)
+        self._snapshot: tuple[int, list[dict[str, Any]]] | None = None
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+        self.version += 1
+
+    def remove(self, name: str) -> None:
+        if self._tools.pop(name, None) is not None:
+            self.version += 1
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The same list object while the registry is unchanged, so requests stay byte-identical."""
+        if self._snapshot is None or self._snapshot[0] != self.version:
+            self._snapshot = (self.version, [t.schema() for t in self._tools.values()])
+        return self._snapshot[1]

@@ -1,0 +1,66 @@
+"""terminal: a command in the editor's terminal when it has one, else in-server, always capped."""
+
+from __future__ import annotations
+
+from agent import events
+from agent.caps import cap_text
+from agent.host import CommandSpec
+from agent.paths import display
+from agent.permissions import command_key, dangerous_reason
+from agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from agent.tools.files import resolve
+
+MAX_TIMEOUT = 1800.0
+
+
+async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
+    command = args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ToolFailure("a non-empty 'command' is required")
+    cwd = resolve(ctx, args.get("cwd") or ".")
+    if not cwd.is_dir():
+        raise ToolFailure(f"cwd {display(ctx.root, cwd)} is not a directory")
+    timeout = float(args.get("timeout") or ctx.settings_terminal_timeout)
+    timeout = min(max(1.0, timeout), MAX_TIMEOUT)
+    danger = dangerous_reason(command, str(ctx.root))
+    title = command if len(command) < 120 else command[:117] + "..."
+    raw = {"command": command, "cwd": display(ctx.root, cwd)}
+    if danger:
+        raw["danger"] = danger
+    refusal = await ctx.ask_permission(title, "execute", raw, command_key(command), danger is not None)
+    if refusal:
+        return ToolOutput(refusal, is_error=True)
+    result = await ctx.host.run_command(CommandSpec(
+        command=command, cwd=cwd, timeout=timeout, output_limit=max(4096, ctx.output_limit * 2),
+        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id))
+    output, _ = cap_text(result.output, ctx.output_limit)
+    if result.timed_out:
+        status = f"timed out after {timeout:g}s and was killed"
+    elif result.exit_code is None:
+        status = f"ended by signal {result.signal or 'unknown'}"
+    else:
+        status = f"exit code {result.exit_code}"
+    note = " (output truncated)" if result.truncated else ""
+    text = f"$ {command}\n[{status}{note}]\n{output}" if output else f"$ {command}\n[{status}; no output]"
+    content = [events.terminal_content(result.terminal_id)] if result.terminal_id else \
+        [events.text_content(f"$ {command}\n{output}")]
+    failed = result.timed_out or result.exit_code not in (0,)
+    return ToolOutput(text, is_error=failed, content=content,
+                      raw_output={"exitCode": result.exit_code, "timedOut": result.timed_out})
+
+
+TERMINAL = Tool(
+    name="terminal",
+    description="Run a shell command in the workspace (in the editor's terminal when it has one). Returns the exit "
+                "code and the output (capped). Use it for tests, builds, git and other CLIs; not for reading or "
+                "editing files.",
+    parameters={"type": "object", "properties": {
+        "command": {"type": "string", "description": "The shell command"},
+        "cwd": {"type": "string", "description": "Working directory relative to the workspace root"},
+        "timeout": {"type": "number", "minimum": 1, "maximum": MAX_TIMEOUT,
+                    "description": "Seconds before the command is killed (default 120)"}},
+        "required": ["command"], "additionalProperties": False},
+    kind="execute", run=terminal, timeout=None,
+    paths=lambda a: [a["cwd"]] if isinstance(a.get("cwd"), str) and a.get("cwd") else [],
+    title=lambda a: str(a.get("command", ""))[:120],
+)
