@@ -67,6 +67,7 @@ class LocalModelServer:
         self._process: anyio.abc.Process | None = None
         self._log_file: Any = None
         self._url: str | None = None
+        self._last_port: int | None = None
         self._http: httpx.AsyncClient | None = None
         self._lock: anyio.Lock | None = None
         self.load_seconds: float | None = None
@@ -107,7 +108,7 @@ class LocalModelServer:
             if self.running and self._url:
                 return self._url
             await self._cleanup()
-            return await self._start()
+            return await self._start_on_same_port()
 
     async def ensure_running(self) -> str:
         """The base URL, restarting the child first if it died since the last call."""
@@ -115,7 +116,7 @@ class LocalModelServer:
             if self.running and self._url and await self._alive():
                 return self._url
             await self._cleanup()  # crashed (or refusing connections): reap it and start afresh
-            return await self._start()
+            return await self._start_on_same_port()
 
     async def stop(self) -> None:
         """Stop the child: close its lifeline, then SIGTERM, then SIGKILL. Idempotent; never leaves a
@@ -157,11 +158,22 @@ class LocalModelServer:
             await log.replace(self.log_path.with_name(self.log_path.name + ".1"))
         return await anyio.open_file(self.log_path, "wb")
 
-    async def _start(self) -> str:
+    async def _start_on_same_port(self) -> str:
+        """A restarted child reuses the previous port when it can, so a provider holding the old base
+        URL keeps working; if the port was taken meanwhile, any free port will do."""
+        if self._last_port:
+            try:
+                return await self._start(self._last_port)
+            except LocalModelError:
+                log.info("could not restart the local model server on port %s; using a new port",
+                         self._last_port)
+        return await self._start(0)
+
+    async def _start(self, port: int) -> str:
         path = await self._resolve_model()
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
-        cmd = [sys.executable, "-m", "agent.local.serve", "--model", str(path), "--port", "0",
+        cmd = [sys.executable, "-m", "agent.local.serve", "--model", str(path), "--port", str(port),
                "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
@@ -178,6 +190,7 @@ class LocalModelServer:
                 raise LocalModelError(f"the local model server failed to start: {announce.get('error')}"
                                       + await self._log_tail())
             self._url = str(announce["url"]).rstrip("/")
+            self._last_port = httpx.URL(self._url).port
             self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
             if not await self._healthy(timeout=10.0):
                 raise LocalModelError(f"the local model server at {self._url} does not answer /health"
