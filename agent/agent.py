@@ -76,6 +76,7 @@ class AIAgent(SessionOps):
         trajectory_path: str | Path | None = None,
         http_client: httpx.AsyncClient | None = None,
         local_model_path: str | Path | None = None,
+        system_message: str | None = None,
     ) -> None:
         if model is not None and (model == "local" or model.startswith("local:")):
             provider = "local"
@@ -111,6 +112,7 @@ class AIAgent(SessionOps):
         self._client = http_client
         self._owns_client = http_client is None
         self._local_model_path = local_model_path
+        self._system_message = system_message
         # State
         self.messages: list[Message] = []
         self.system_prompt: str | None = None

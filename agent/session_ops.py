@@ -37,6 +37,7 @@ class SessionOps(CompressOps, ToolOps):
     store: SessionStore | None
     registry: ToolRegistry
     _session_db: Any
+    _system_message: str | None
 
     def _init_session_state(self) -> None:
         self._persisted = 0
@@ -75,6 +76,7 @@ class SessionOps(CompressOps, ToolOps):
 
     async def _ensure_system_prompt(self, system_message: str | None) -> None:
         """Built once per session and stored; byte-identical after resume. Later system messages are ignored."""
+        system_message = system_message or self._system_message
         if self.system_prompt is not None:
             if system_message and system_message not in self.system_prompt:
                 log.warning("system_message ignored: the session's system prompt is fixed once it is built")

@@ -1,0 +1,63 @@
+"""The ``agentls`` command: ``run`` (headless), ``lsp``, ``acp``, ``model``, ``fake-provider``, ``sessions``.
+
+Heavy modules are imported per subcommand so each starts as fast as it can.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from agent.version import __version__
+
+USAGE = """agentls {run,lsp,acp,model,sessions,fake-provider} ...
+
+  agentls run [options] "prompt"     one headless turn in a workspace; the answer goes to stdout
+  agentls lsp                        the LSP face on stdio (VS Code, Neovim, Helix, Emacs)
+  agentls acp                        the ACP face on stdio (Zed, JetBrains, CodeCompanion, avante)
+  agentls model path|check           where the embedded local model is; verify it
+  agentls sessions [--cwd DIR] [--query Q]   list stored sessions
+  agentls fake-provider [options]    the scripted OpenAI/Anthropic-compatible test provider
+  agentls --version
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if args else 2
+    if args[0] in ("-V", "--version", "version"):
+        print(f"agentls {__version__}")
+        return 0
+    command, rest = args[0], args[1:]
+    if command == "run":
+        from server.run import main as run_main
+
+        return run_main(rest)
+    if command == "lsp":
+        from server.lsp import main as lsp_main
+
+        return lsp_main(rest)
+    if command == "acp":
+        from server.acp import main as acp_main
+
+        return acp_main(rest)
+    if command == "model":
+        from agent.local.cli import main as model_main
+
+        return model_main(rest)
+    if command == "sessions":
+        from server.run import sessions_main
+
+        return sessions_main(rest)
+    if command == "fake-provider":
+        from agent.scripted.__main__ import main as fake_main
+
+        return fake_main(rest)
+    print(f"agentls: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=prog)

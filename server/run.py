@@ -1,0 +1,190 @@
+"""``agentls run``: one turn, headless. Streams to stderr, prints the answer on stdout.
+
+Exit codes: 0 when the turn completed, 1 when it did not (failure, budget, empty answer), 2 for bad
+usage or configuration, 130 after Ctrl-C (the first one interrupts cleanly; a second one aborts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent.config import ConfigError, load_settings
+from agent.types import SessionUpdate
+
+
+class Renderer:
+    """Human-readable progress on stderr: streamed text, one line per tool call, a spinner while waiting."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, stream: Any, quiet: bool) -> None:
+        self.out = stream
+        self.quiet = quiet
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.titles: dict[str, str] = {}
+        self.midline = False
+        self._spin: asyncio.Task[None] | None = None
+
+    def _write(self, text: str) -> None:
+        if not self.quiet:
+            self.out.write(text)
+            self.out.flush()
+
+    def _newline(self) -> None:
+        if self.midline:
+            self._write("\n")
+            self.midline = False
+
+    async def __call__(self, update: SessionUpdate) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "agent_message_chunk":
+            text = update["content"].get("text", "")
+            self._write(text)
+            self.midline = not text.endswith("\n")
+        elif kind == "tool_call":
+            self._newline()
+            self.titles[update["toolCallId"]] = update.get("title", "")
+            self._write(f"  → {update.get('title', '')}\n")
+        elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
+            mark = "✓" if update["status"] == "completed" else "✗"
+            self._write(f"  {mark} {self.titles.get(update['toolCallId'], '')}\n")
+        elif kind == "plan":
+            self._newline()
+            for entry in update.get("entries", []):
+                box = {"completed": "[x]", "in_progress": "[~]"}.get(entry.get("status"), "[ ]")
+                self._write(f"  {box} {entry.get('content', '')}\n")
+        elif kind == "compaction_update" and update.get("status") == "completed":
+            self._newline()
+            self._write("  (context compacted)\n")
+
+    async def spin(self) -> None:
+        if not self.tty or self.quiet:
+            return
+        i = 0
+        while True:
+            await asyncio.sleep(0.1)
+            if not self.midline:
+                self.out.write(f"\r{self.FRAMES[i % len(self.FRAMES)]} working…\r")
+                self.out.flush()
+            i += 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentls run", description="Run one agent turn headless.")
+    p.add_argument("prompt", help='the request; "-" reads it from stdin')
+    p.add_argument("--workspace", "-w", default=".", help="workspace root (default: the current directory)")
+    p.add_argument("--model", "-m")
+    p.add_argument("--base-url")
+    p.add_argument("--provider", choices=["openai", "anthropic", "local"])
+    p.add_argument("--api-key-env", help="name of the env var holding the API key")
+    p.add_argument("--approval", choices=["ask", "auto-edit", "yolo"],
+                   help="default auto-edit here: edits apply, commands need --approval yolo")
+    p.add_argument("--max-iterations", type=int)
+    p.add_argument("--no-stream", action="store_true", help="ask the model for whole responses")
+    p.add_argument("--session", help="continue this stored session")
+    p.add_argument("--no-persist", action="store_true", help="do not store the session")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    return p
+
+
+async def _run(ns: argparse.Namespace) -> int:
+    from agent.local_host import LocalHost
+    from agent.resolve import agent_from_settings, resolve_model
+
+    workspace = Path(ns.workspace).resolve()
+    if not workspace.is_dir():
+        print(f"agentls: workspace {workspace} is not a directory", file=sys.stderr)
+        return 2
+    overrides = {"model": ns.model, "baseUrl": ns.base_url, "provider": ns.provider, "apiKeyEnv": ns.api_key_env,
+                 "approval": ns.approval, "maxIterations": ns.max_iterations,
+                 "stream": False if ns.no_stream else None}
+    try:
+        settings = load_settings(workspace, overrides)
+        if ns.approval is None and "approval" not in settings.sources:
+            from agent.config import merge
+
+            settings = merge(settings, {"approval": "auto-edit"}, "agentls run default")
+        resolved = resolve_model(settings)
+    except ConfigError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 2
+    if resolved.is_default_local and not ns.quiet:
+        from agent.local import LOCAL_MODEL_NOTICE
+
+        print(LOCAL_MODEL_NOTICE + "\n", file=sys.stderr)
+    prompt = sys.stdin.read() if ns.prompt == "-" else ns.prompt
+    renderer = Renderer(sys.stderr, ns.quiet)
+    session_db = None
+    if not ns.no_persist:
+        from agent.sessions.store import default_db_path
+
+        session_db = default_db_path()
+    agent = agent_from_settings(settings, workspace=workspace, host=LocalHost(workspace, renderer),
+                                session_id=ns.session, session_db=session_db)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    presses = 0
+
+    def on_sigint() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1 and agent.interrupt():
+            renderer._write("\n[interrupting… press Ctrl-C again to abort]\n")
+        elif task is not None:
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    spinner = asyncio.ensure_future(renderer.spin())
+    try:
+        async with agent:
+            result = await agent.run_conversation(prompt)
+    except asyncio.CancelledError:
+        renderer._write("\n[aborted]\n")
+        return 130
+    finally:
+        spinner.cancel()
+        loop.remove_signal_handler(signal.SIGINT)
+    renderer._newline()
+    if ns.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+    elif result["final_response"]:
+        print(result["final_response"])
+    if result.get("error"):
+        print(f"agentls: {result['error']['category']}: {result['error']['message']}", file=sys.stderr)
+    if result["interrupted"]:
+        return 130
+    return 0 if result["completed"] else 1
+
+
+def main(argv: list[str]) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        return asyncio.run(_run(ns))
+    except KeyboardInterrupt:
+        return 130
+
+
+def sessions_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="agentls sessions", description="List stored sessions.")
+    p.add_argument("--cwd")
+    p.add_argument("--query", "-q")
+    p.add_argument("--limit", type=int, default=20)
+    ns = p.parse_args(argv)
+
+    async def go() -> int:
+        from agent.sessions.store import SessionStore, default_db_path
+
+        async with SessionStore(default_db_path()) as store:
+            rows, _ = await store.list_sessions(cwd=ns.cwd, query=ns.query, limit=ns.limit)
+        for r in rows:
+            print(f"{r.id}  {r.updated_at}  {r.cwd}  {r.title or '(untitled)'}")
+        return 0
+
+    return asyncio.run(go())
