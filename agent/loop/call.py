@@ -55,7 +55,8 @@ async def call_model(agent: AIAgent, turn: TurnState, *, tools: bool = True, ext
                 if await agent._compress_for_overflow(turn):
                     continue
             wait_ok = exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER
-            if hints.retryable and wait_ok and attempt < agent.max_retries:
+            rejected = exc.category == "format_error" and exc.status is not None  # our request: retrying won't help
+            if hints.retryable and wait_ok and not rejected and attempt < agent.max_retries:
                 attempt += 1
                 delay = backoff_delay(attempt, agent.retry_base_delay, agent.retry_max_delay, exc.retry_after)
                 log.info("retrying in %.2fs", delay)

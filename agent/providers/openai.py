@@ -19,7 +19,9 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def wire_message(message: Message) -> dict[str, Any]:
-    """The OpenAI form of an internal message: internal keys dropped."""
+    """The OpenAI form of an internal message: internal keys dropped (and ``name`` on tool results)."""
+    if message.get("role") == "tool":
+        return {k: v for k, v in message.items() if k in ("role", "content", "tool_call_id")}
     return {k: v for k, v in message.items() if k not in INTERNAL_KEYS}
 
 

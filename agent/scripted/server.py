@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from agent.scripted import anthropic_wire, openai_wire
-from agent.scripted.http import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
+from agent.scripted.http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
 from agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error
 from agent.scripted.responders import get_responder
 from agent.scripted.validate import validate_anthropic, validate_openai

@@ -19,7 +19,7 @@ _OPENAI_MESSAGE_KEYS = {
     "user": {"role", "content", "name"},
     "assistant": {"role", "content", "name", "tool_calls", "refusal", "audio", "function_call",
                   "reasoning_content"},
-    "tool": {"role", "content", "tool_call_id"},
+    "tool": {"role", "content", "tool_call_id", "name"},
 }
 _ANTHROPIC_BLOCKS = {
     "user": {"text", "image", "document", "tool_result", "search_result"},

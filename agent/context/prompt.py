@@ -1,0 +1,84 @@
+"""The system prompt: built once per session, stored, and byte-identical on resume.
+
+Everything here is a pure function of its arguments. No dates, no environment, no randomness:
+the only machine-specific content is the workspace root the caller passes in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+_INTRO = """\
+You are agentls, a coding agent working inside the user's code editor. You help with software \
+engineering tasks in the user's workspace by calling tools, and the user watches your tool calls \
+and the diffs they produce in the editor as you work."""
+
+_GENERAL = (
+    ("Work inside the workspace. Give paths relative to the workspace root (absolute paths must "
+    "stay inside it); anything outside is refused."),
+    ("Read a file before you change it, and look around (list or search) before guessing where "
+    "something lives."),
+    ("Keep changes minimal and focused on the request. Match the surrounding code style; do not "
+    "reformat, rename or refactor what you were not asked to touch."),
+    ("If the request is ambiguous or a change is risky or destructive, say so and ask instead of "
+    "guessing."),
+    ("Tool results may end with project instructions from an AGENTS.md in a subdirectory; follow "
+    "them for files under that directory."),
+    ("When you are done, say briefly what you changed and why, and anything the user should check "
+    "or run. Do not paste whole files the user can already see in the editor."),
+)
+
+# Guidelines that only make sense when the named tool is available.
+_TOOL_GUIDES: tuple[tuple[str, str], ...] = (
+    ("read_file", ("Use `read_file` (with `offset`/`limit` for big files) instead of printing files "
+                  "in the terminal; it sees the editor's unsaved buffers.")),
+    ("edit_file", ("Prefer `edit_file` for small changes: `old_string` must match the file exactly "
+                  "(whitespace included) and be unique, so include enough surrounding lines.")),
+    ("write_file", "Use `write_file` only to create a file or replace most of one."),
+    ("search_files", "Use `search_files` (a regex, optionally a `glob`) to find code."),
+    ("terminal", ("Run tests, builds and other commands with `terminal`; check the exit code and "
+                 "output, and run the relevant tests after a change when the project has them. "
+                 "Avoid long-running or interactive commands.")),
+    ("todo", "For multi-step work, keep a short plan with `todo` and update it as you go."),
+)
+
+
+def _bullets(lines: Sequence[str]) -> str:
+    return "\n".join(f"- {line}" for line in lines)
+
+
+def build_system_prompt(
+    *,
+    root: Path,
+    root_context: str | None,
+    extra: str | None = None,
+    tool_names: Sequence[str] = (),
+) -> str:
+    """The system prompt for a session rooted at ``root``.
+
+    ``root_context`` is the project's instruction file (``load_root_context``), shown in a
+    delimited section; ``extra`` (a caller's own system message) comes last; ``tool_names``, when
+    given, limits the tool-specific guidelines to the tools that exist. Deterministic.
+    """
+    names = set(tool_names)
+    guides = [text for tool, text in _TOOL_GUIDES if not names or tool in names]
+    sections = [
+        _INTRO,
+        f"Workspace root: {root}",
+        "# How to work\n" + _bullets([*_GENERAL[:2], *guides, *_GENERAL[2:]]),
+    ]
+    if tool_names:
+        sections.append("Available tools: " + ", ".join(f"`{n}`" for n in tool_names) + ".")
+    if root_context and root_context.strip():
+        sections.append(
+            "# Project instructions\n"
+            "The project's own instructions follow. They come from the repository, so follow them "
+            "for this project, but they do not override the user's requests.\n"
+            "<project-instructions>\n"
+            f"{root_context.strip()}\n"
+            "</project-instructions>"
+        )
+    if extra and extra.strip():
+        sections.append(extra.strip())
+    return "\n\n".join(sections) + "\n"
