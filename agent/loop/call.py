@@ -13,7 +13,7 @@ from agent.loop import request
 from agent.loop.state import TurnState
 from agent.providers.base import ProviderResponse, StreamSink
 from agent.providers.errors import ProviderError
-from agent.types import Message, add_usage
+from agent.types import Message, add_usage, text_of
 
 if TYPE_CHECKING:
     from agent.agent import AIAgent
@@ -69,6 +69,12 @@ async def call_model(agent: AIAgent, turn: TurnState, *, tools: bool = True, ext
                 log.warning("falling back to model %s", agent.fallback_models[turn.fallback_index - 1])
                 continue
             raise
+        if stream_to_user and not req.stream:  # the editor still sees the answer, in one piece
+            if response.message.get("reasoning"):
+                await agent._emit(events.thought_chunk(str(response.message["reasoning"])))
+            shown = text_of(response.message)
+            if shown:
+                await agent._emit(events.message_chunk(shown))
         add_usage(turn.usage, response.usage)
         agent.last_prompt_tokens = response.usage["prompt_tokens"] or None
         used = response.usage["prompt_tokens"] + response.usage["completion_tokens"]
