@@ -1,0 +1,111 @@
+/**
+ * Messages between the extension host and the chat webview (`postMessage`).
+ *
+ * This module has no `vscode` import: both sides and the browser tests use it.
+ *
+ * Webview → extension (`ToExtension`):
+ *   ready                      the webview script loaded; send it the state
+ *   prompt {text}              start a turn with this text (idle)
+ *   steer {text}               add guidance to the running turn → agent/steer
+ *   stop                       stop the running turn → agent/interrupt
+ *   compact {focus?}           compress the context → agent/compress
+ *   undo                       revert the last turn's edits → agent/undo
+ *   newSession                 start a fresh session → agent/newSession
+ *   listSessions {query?}      ask for the session list → agent/listSessions
+ *   loadSession {sessionId}    switch to a stored session → agent/loadSession
+ *   permission {requestId, optionId|null}  answer an agent/requestPermission
+ *                              card (null = cancelled)
+ *   openLocation {path, line?} open a file at a line
+ *   openTerminal {terminalId}  reveal a VS Code terminal the agent created
+ *
+ * Extension → webview (`ToWebview`):
+ *   reset {sessionId, title?, replaying?}  clear the transcript for a session
+ *   update {sessionId, update}             one ACP SessionUpdate
+ *   userMessage {text, context?}           echo of a prompt the user sent
+ *   turnState {running}                    a turn started or ended
+ *   turnResult {result}                    the agent/turn result
+ *   notice {level, text, detail?}          info / warning / error line
+ *   sessions {sessions, nextCursor?}       the session picker's list
+ *   permissionRequest {requestId, toolCall, options}
+ *   permissionResolved {requestId, optionId|null}
+ *   terminalOutput {terminalId, output, exitCode?}  live terminal text
+ *   status {state, message?, model?}       server connection state
+ *   focusInput {text?}                     focus the prompt box (prefill)
+ */
+
+import type {
+  ListSessionsResult,
+  PermissionOption,
+  SessionSummary,
+  SessionUpdate,
+  ToolCallFields,
+  TurnResult,
+} from './acp';
+
+export type ToExtension =
+  | { type: 'ready' }
+  | { type: 'prompt'; text: string }
+  | { type: 'steer'; text: string }
+  | { type: 'stop' }
+  | { type: 'compact'; focus?: string }
+  | { type: 'undo' }
+  | { type: 'newSession' }
+  | { type: 'listSessions'; query?: string }
+  | { type: 'loadSession'; sessionId: string }
+  | { type: 'permission'; requestId: string; optionId: string | null }
+  | { type: 'openLocation'; path: string; line?: number | null }
+  | { type: 'openTerminal'; terminalId: string };
+
+export type NoticeLevel = 'info' | 'warning' | 'error';
+
+export type ServerState = 'starting' | 'ready' | 'stopped' | 'error';
+
+export type ToWebview =
+  | { type: 'reset'; sessionId: string | null; title?: string | null; replaying?: boolean }
+  | { type: 'update'; sessionId: string; update: SessionUpdate }
+  | { type: 'userMessage'; text: string; context?: string | null }
+  | { type: 'turnState'; running: boolean }
+  | { type: 'turnResult'; result: TurnResult }
+  | { type: 'notice'; level: NoticeLevel; text: string; detail?: string | null }
+  | { type: 'sessions'; sessions: SessionSummary[]; nextCursor?: ListSessionsResult['nextCursor'] }
+  | { type: 'permissionRequest'; requestId: string; toolCall: ToolCallFields; options: PermissionOption[] }
+  | { type: 'permissionResolved'; requestId: string; optionId: string | null }
+  | { type: 'terminalOutput'; terminalId: string; output: string; exitCode?: number | null; signal?: string | null }
+  | { type: 'status'; state: ServerState; message?: string | null; model?: string | null }
+  | { type: 'focusInput'; text?: string };
+
+/** Narrow an unknown `postMessage` payload from the webview. */
+export function isToExtension(value: unknown): value is ToExtension {
+  if (!value || typeof value !== 'object') return false;
+  const m = value as { type?: unknown };
+  switch (m.type) {
+    case 'ready':
+    case 'stop':
+    case 'undo':
+    case 'newSession':
+      return true;
+    case 'prompt':
+    case 'steer':
+      return typeof (m as { text?: unknown }).text === 'string';
+    case 'compact': {
+      const f = (m as { focus?: unknown }).focus;
+      return f === undefined || typeof f === 'string';
+    }
+    case 'listSessions': {
+      const q = (m as { query?: unknown }).query;
+      return q === undefined || typeof q === 'string';
+    }
+    case 'loadSession':
+      return typeof (m as { sessionId?: unknown }).sessionId === 'string';
+    case 'permission': {
+      const p = m as { requestId?: unknown; optionId?: unknown };
+      return typeof p.requestId === 'string' && (p.optionId === null || typeof p.optionId === 'string');
+    }
+    case 'openLocation':
+      return typeof (m as { path?: unknown }).path === 'string';
+    case 'openTerminal':
+      return typeof (m as { terminalId?: unknown }).terminalId === 'string';
+    default:
+      return false;
+  }
+}
