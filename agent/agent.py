@@ -72,7 +72,7 @@ class AIAgent(SessionOps):
         tools: Sequence[Tool] | None = None,
         on_update: UpdateCallback | None = None,
         terminal_timeout: float = 120.0,
-        tool_output_limit: int = 50_000,
+        tool_output_limit: int | None = None,
         trajectory_path: str | Path | None = None,
         http_client: httpx.AsyncClient | None = None,
         local_model_path: str | Path | None = None,
@@ -106,7 +106,7 @@ class AIAgent(SessionOps):
         self.temperature = temperature
         self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
         self.terminal_timeout = terminal_timeout
-        self.tool_output_limit = tool_output_limit
+        self._tool_output_limit = tool_output_limit
         self.trajectory_path = Path(trajectory_path) if trajectory_path else None
         self._session_db = session_db
         self._client = http_client
@@ -197,6 +197,11 @@ class AIAgent(SessionOps):
         from agent.context.tokens import context_window_for
 
         return context_window_for(self.model)
+
+    @property
+    def tool_output_limit(self) -> int:
+        """Chars of one tool result the model sees: as configured, else about a quarter of the context window."""
+        return self._tool_output_limit or min(50_000, self.context_window)
 
     def _primary(self) -> Endpoint:
         return Endpoint(self.provider_name, self.model, self.base_url, self._api_key, self.tool_mode)

@@ -49,7 +49,7 @@ class Settings:
     max_tokens: int | None = None
     temperature: float | None = None
     terminal_timeout: float = 120.0
-    tool_output_limit: int = 50_000
+    tool_output_limit: int | None = None
     allow_dangerous: bool = False
     trajectory_path: str | None = None
     session_db: str | None = None
