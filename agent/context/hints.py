@@ -122,12 +122,10 @@ class HintTracker:
 
 
 def _split_command(command: str) -> list[str]:
-    for suffix in ("", '"', "'"):
-        try:
-            return shlex.split(command + suffix, comments=True)
-        except ValueError:
-            continue
-    return command.split()
+    try:
+        return shlex.split(command, comments=True)
+    except ValueError:  # unbalanced quotes: fall back to words with their quotes stripped
+        return [word.strip("'\"") for word in command.split()]
 
 
 def _candidate(token: str) -> str | None:
@@ -138,7 +136,7 @@ def _candidate(token: str) -> str | None:
     token = token.lstrip("<>&|;(").rstrip("|;&)")
     if token[:1].isdigit() and token[1:2] == ">":
         token = token[2:]
-    if not token or token.startswith("-") or "$(" in token or "`" in token:
+    if not token or token.startswith(("-", "~")) or "$(" in token or "`" in token:
         return None
     return token
 
