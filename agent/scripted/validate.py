@@ -27,6 +27,7 @@ _ANTHROPIC_BLOCKS = {
                   "web_search_tool_result"},
 }
 MAX_CACHE_BREAKPOINTS = 4
+_UNFORESEEN = (TypeError, KeyError, AttributeError, ValueError, IndexError)
 
 
 class Invalid(Exception):
@@ -48,6 +49,8 @@ def validate_openai(body: Mapping[str, Any]) -> str | None:
         _openai(body)
     except Invalid as exc:
         return str(exc)
+    except _UNFORESEEN as exc:  # a shape the checks did not foresee: still a clear 400, never a dropped connection
+        return f"malformed request ({type(exc).__name__}: {exc})"
     return None
 
 
@@ -146,7 +149,7 @@ def _openai_content(content: Any, where: str, role: str) -> None:
     allowed = {"text", "image_url", "input_audio", "file"} if role == "user" else {"text", "refusal"}
     for j, part in enumerate(content):
         at = f"{where}.content[{j}]"
-        _require(isinstance(part, dict) and part.get("type") in allowed,
+        _require(isinstance(part, dict) and isinstance(part.get("type"), str) and part["type"] in allowed,
                  f"{at}: content part type must be one of {sorted(allowed)} for a {role} message")
         if part["type"] == "text":
             _require(isinstance(part.get("text"), str), f"{at}: a text part needs a string 'text'")
@@ -179,6 +182,8 @@ def validate_anthropic(body: Mapping[str, Any], headers: Mapping[str, str]) -> s
         _anthropic(body, headers)
     except Invalid as exc:
         return str(exc)
+    except _UNFORESEEN as exc:
+        return f"malformed request ({type(exc).__name__}: {exc})"
     return None
 
 
@@ -333,7 +338,7 @@ def _anthropic_block(b: Any, at: str, role: str) -> None:
     _require(isinstance(b, dict), f"{at}: each content block must be an object")
     kind = b.get("type")
     allowed = _ANTHROPIC_BLOCKS[role]
-    _require(kind in allowed, f"{at}.type: {kind!r} is not allowed in a {role} message "
+    _require(isinstance(kind, str) and kind in allowed, f"{at}.type: {kind!r} is not allowed in a {role} message "
                               f"(allowed: {sorted(allowed)})")
     _cache_control(b, at)
     if kind == "text":

@@ -227,3 +227,33 @@ async def test_lenient_mode_accepts_broken_transcripts(client: Any) -> None:
         srv.push(text("fine"))
         r = await client.post(srv.anthropic_url + "/v1/messages", json={"model": "m", "messages": [U, U]})
         assert r.status_code == 200 and srv.requests[-1].rejected is None
+
+
+# ------------------------------------------------------------------ fuzz: validators never crash
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+                         ["role", "content", "type", "text", "id", "name", "input", "tool_calls", "function",
+                          "arguments", "tool_call_id", "tool_use_id", "cache_control", "signature", "thinking"]),
+                         inner, max_size=4), max_leaves=12)
+_roles = st.sampled_from(["user", "assistant", "tool", "system"])
+_block = st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image"])},
+                               optional={"text": _json, "id": _json, "name": _json, "input": _json,
+                                         "tool_use_id": _json, "content": _json, "signature": _json})
+_message = st.fixed_dictionaries({"role": _roles}, optional={
+    "content": st.one_of(_json, st.lists(_block, max_size=3)), "tool_calls": _json, "tool_call_id": _json})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_message | _json, max_size=5), _json, _json)
+def test_validators_never_crash(messages: list[Any], tools_value: Any, system: Any) -> None:
+    for body in ({"model": "m", "messages": messages, "tools": tools_value},
+                 {"model": "m", "max_tokens": 5, "messages": messages, "system": system, "tools": tools_value}):
+        for result in (validate_openai(body), validate_anthropic(body, H)):
+            assert result is None or isinstance(result, str)
+
+
+def test_unhashable_types_are_rejected_not_crashing() -> None:
+    err = an({"role": "user", "content": [{"type": ["text"]}]})
+    assert err is not None and "is not allowed in a user message" in err
+    err = oa({"role": "user", "content": [{"type": {"x": 1}}]})
+    assert err is not None and "content part type must be one of" in err
