@@ -30,7 +30,10 @@ class ToolOps:
     policy: PermissionPolicy
     plan: list[dict[str, Any]]
     terminal_timeout: float
-    tool_output_limit: int
+
+    @property
+    def tool_output_limit(self) -> int:
+        raise NotImplementedError
 
     async def _emit(self, update: SessionUpdate) -> None:
         raise NotImplementedError

@@ -8,12 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from agent.agent import AIAgent
 from agent.config import Settings
 from agent.host import Host
-from agent.providers.http import make_client
 from agent.resolve import agent_from_settings
 from agent.sessions.store import SessionRecord, SessionStore, default_db_path
 
@@ -42,7 +39,6 @@ class SessionManager:
         self._overrides = agent_overrides
         self._agents: dict[str, AIAgent] = {}
         self.store: SessionStore | None = None
-        self._client: httpx.AsyncClient | None = None
 
     async def _ensure_open(self) -> SessionStore:
         if self.store is None:
@@ -50,18 +46,14 @@ class SessionManager:
             await self.store.open()
         return self.store
 
-    def _client_for(self, settings: Settings) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = make_client(settings.request_timeout)
-        return self._client
-
     def _build(self, session_id: str, cwd: Path, system_message: str | None = None) -> AIAgent:
         settings = self._settings_for(cwd)
         store = self.store
         assert store is not None
+        # One keep-alive client per agent: a shared httpx pool serializes badly across many sessions.
         return agent_from_settings(settings, workspace=cwd, host=self._host_factory(session_id, cwd),
-                                   session_id=session_id, session_db=store, http_client=self._client_for(settings),
-                                   system_message=system_message, **self._overrides)
+                                   session_id=session_id, session_db=store, system_message=system_message,
+                                   **self._overrides)
 
     async def new_session(self, cwd: Path | None = None, system_message: str | None = None,
                           session_id: str | None = None) -> AIAgent:
@@ -107,9 +99,6 @@ class SessionManager:
                 await self.close_session(sid)
             except Exception:
                 log.exception("closing session %s failed", sid)
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
         if self.store is not None:
             await self.store.close()
             self.store = None

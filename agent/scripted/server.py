@@ -17,7 +17,7 @@ from typing import Any, Self
 
 from agent.scripted import anthropic_wire, openai_wire
 from agent.scripted.http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
-from agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error
+from agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error, text
 from agent.scripted.responders import get_responder
 from agent.scripted.validate import validate_anthropic, validate_openai
 
@@ -136,6 +136,21 @@ class ScriptedServer:
         return f"{prefix}{next(self._ids)}"
 
     async def _next_reply(self, rec: RecordedRequest) -> Reply:
+        # agentls marks auxiliary calls with x-agentls-purpose (title, summary, grace). A queue or responder
+        # under "purpose:<name>" answers them first; untargeted title requests get an automatic title so
+        # scripts for the turn itself are never consumed by the background titler.
+        purpose = rec.headers.get("x-agentls-purpose", "turn")
+        if purpose != "turn":
+            key = f"purpose:{purpose}"
+            with self._lock:
+                queue = self._queues.get(key)
+                if queue:
+                    return queue.popleft()
+                aux = self._responders.get(key)
+            if aux is not None:
+                return await self._respond(aux, rec)
+            if purpose == "title":
+                return text("Scripted session")
         with self._lock:
             for key in (rec.model, None):
                 queue = self._queues.get(key)
@@ -146,6 +161,9 @@ class ScriptedServer:
             message = f"scripted provider: no reply queued for model '{rec.model}'"
             logger.warning("%s (request #%d)", message, len(self.requests))
             return error(500, message)
+        return await self._respond(fn, rec)
+
+    async def _respond(self, fn: Responder, rec: RecordedRequest) -> Reply:
         try:
             result = fn(rec)
             if inspect.isawaitable(result):
