@@ -141,12 +141,12 @@ class ScriptedServer:
         # scripts for the turn itself are never consumed by the background titler.
         purpose = rec.headers.get("x-agentls-purpose", "turn")
         if purpose != "turn":
-            key = f"purpose:{purpose}"
+            aux_key = f"purpose:{purpose}"
             with self._lock:
-                queue = self._queues.get(key)
+                queue = self._queues.get(aux_key)
                 if queue:
                     return queue.popleft()
-                aux = self._responders.get(key)
+                aux = self._responders.get(aux_key)
             if aux is not None:
                 return await self._respond(aux, rec)
             if purpose == "title":
