@@ -1,0 +1,723 @@
+/**
+ * The chat view's DOM. `ChatApp` owns the layout, feeds every incoming
+ * message to the `ChatModel` and patches only what changed (each transcript
+ * item is keyed by id and re-rendered when its `rev` moves).
+ *
+ * Browser-only, no `vscode` import: it talks to the extension solely through
+ * the `post` callback (`ToExtension` messages).
+ */
+
+import { blockText } from '../acp';
+import { permissionButtons, resolvedLabel, describeToolCall } from '../core/permissions';
+import type { ToExtension, ToWebview } from '../protocol';
+import { diffHunks } from './diff';
+import { icon, kindIcon, type IconName } from './icons';
+import { escapeHtml, renderMarkdown } from './markdown';
+import {
+  ChatModel,
+  formatTokens,
+  relativeTime,
+  usagePercent,
+  type CompactionItem,
+  type Item,
+  type NoticeItem,
+  type PermissionItem,
+  type ToolItem,
+} from './state';
+
+export interface PersistedState {
+  draft?: string;
+}
+
+export interface ChatAppOptions {
+  post: (msg: ToExtension) => void;
+  getState?: () => PersistedState | undefined;
+  setState?: (s: PersistedState) => void;
+  /** Render synchronously after each message (tests); default batches per frame. */
+  sync?: boolean;
+}
+
+const STATUS_LABEL: Record<string, string> = {
+  pending: 'Pending',
+  in_progress: 'Running',
+  completed: 'Done',
+  failed: 'Failed',
+};
+
+const STATUS_ICON: Record<string, IconName> = {
+  pending: 'pending',
+  in_progress: 'spinner',
+  completed: 'check',
+  failed: 'cross',
+};
+
+const PLAN_ICON: Record<string, IconName> = { pending: 'pending', in_progress: 'spinner', completed: 'check' };
+
+const el = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, html?: string): HTMLElementTagNameMap[K] => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (html !== undefined) e.innerHTML = html;
+  return e;
+};
+
+function basename(p: string): string {
+  const parts = p.split(/[\\/]/);
+  return parts[parts.length - 1] || p;
+}
+
+/** Show long tool output as head … tail. */
+function clip(text: string, max = 20_000): string {
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  return `${text.slice(0, half)}\n… ${text.length - max} characters omitted …\n${text.slice(-half)}`;
+}
+
+export class ChatApp {
+  readonly model = new ChatModel();
+  private readonly rendered = new Map<string, { rev: number; node: HTMLElement }>();
+  private scheduled = false;
+  /** Scroll to the end on the next render even if the user had scrolled up. */
+  private forceScroll = true;
+  private searchTimer: ReturnType<typeof setTimeout> | undefined;
+
+  private readonly titleEl: HTMLElement;
+  private readonly modelEl: HTMLElement;
+  private readonly statusDot: HTMLElement;
+  private readonly banner: HTMLElement;
+  private readonly sessionsPanel: HTMLElement;
+  private readonly sessionSearch: HTMLInputElement;
+  private readonly sessionList: HTMLElement;
+  private readonly usageEl: HTMLElement;
+  private readonly planEl: HTMLDetailsElement;
+  private readonly transcript: HTMLElement;
+  private readonly emptyEl: HTMLElement;
+  private readonly input: HTMLTextAreaElement;
+  private readonly sendBtn: HTMLButtonElement;
+  private readonly stopBtn: HTMLButtonElement;
+  private readonly compactBtn: HTMLButtonElement;
+  private readonly undoBtn: HTMLButtonElement;
+  private readonly compactRow: HTMLElement;
+  private readonly compactInput: HTMLInputElement;
+  private readonly runningEl: HTMLElement;
+
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly options: ChatAppOptions,
+  ) {
+    root.innerHTML = `
+<div class="app">
+  <header class="topbar">
+    <div class="title-wrap">
+      <span class="status-dot" data-state="starting" title="Starting the agentls server…"></span>
+      <span class="session-title">New session</span>
+      <span class="model-name"></span>
+    </div>
+    <div class="top-actions">
+      <button class="icon-btn" type="button" data-action="history" title="Sessions" aria-label="Sessions">${icon('history')}</button>
+      <button class="icon-btn" type="button" data-action="newSession" title="New session" aria-label="New session">${icon('plus')}</button>
+    </div>
+  </header>
+  <div class="server-banner" hidden></div>
+  <section class="sessions-panel" hidden aria-label="Sessions">
+    <div class="sessions-head">
+      <input class="session-search" type="search" placeholder="Search sessions" aria-label="Search sessions">
+      <button class="icon-btn" type="button" data-action="closeSessions" title="Close" aria-label="Close">${icon('close')}</button>
+    </div>
+    <ul class="session-list" role="listbox"><li class="session-empty">Loading…</li></ul>
+  </section>
+  <div class="usage" hidden>
+    <div class="usage-bar"><div class="usage-fill"></div></div>
+    <span class="usage-text"></span>
+  </div>
+  <details class="plan" open hidden>
+    <summary><span class="chev">${icon('chevron')}</span><span class="plan-label">Plan</span><span class="plan-count"></span></summary>
+    <ol class="plan-list"></ol>
+  </details>
+  <main class="transcript" role="log" aria-live="polite">
+    <div class="empty">
+      <div class="empty-logo">${icon('logo')}</div>
+      <div class="empty-title">What should we build?</div>
+      <div class="empty-text">Ask agentls to write, fix or explain code in this workspace. It edits files, runs commands and keeps a plan as it goes.</div>
+      <div class="empty-keys"><kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line · <kbd>Esc</kbd> stop</div>
+    </div>
+  </main>
+  <footer class="composer">
+    <div class="compact-row" hidden>
+      <input class="compact-focus" type="text" placeholder="Focus for the summary (optional)" aria-label="Compaction focus">
+      <button class="btn primary small" type="button" data-action="compactConfirm">Compact</button>
+      <button class="btn secondary small" type="button" data-action="compactCancel">Cancel</button>
+    </div>
+    <div class="input-wrap">
+      <textarea class="prompt" rows="1" placeholder="Ask agentls…" aria-label="Prompt"></textarea>
+    </div>
+    <div class="composer-bar">
+      <div class="bar-left">
+        <button class="ghost-btn" type="button" data-action="compact" title="Compact the context (summarize older messages)">${icon('compact')}<span>Compact</span></button>
+        <button class="ghost-btn" type="button" data-action="undo" title="Undo the last turn's file edits">${icon('undo')}<span>Undo</span></button>
+      </div>
+      <div class="bar-right">
+        <span class="running" hidden><span class="pulse"></span>Working</span>
+        <button class="btn danger-outline" type="button" data-action="stop" title="Stop (Esc)" disabled>${icon('stop')}<span>Stop</span></button>
+        <button class="btn primary" type="button" data-action="send" title="Send (Enter)" disabled>${icon('send')}<span>Send</span></button>
+      </div>
+    </div>
+  </footer>
+</div>`;
+    const q = <T extends HTMLElement>(sel: string): T => root.querySelector(sel) as T;
+    this.titleEl = q('.session-title');
+    this.modelEl = q('.model-name');
+    this.statusDot = q('.status-dot');
+    this.banner = q('.server-banner');
+    this.sessionsPanel = q('.sessions-panel');
+    this.sessionSearch = q('.session-search');
+    this.sessionList = q('.session-list');
+    this.usageEl = q('.usage');
+    this.planEl = q('.plan');
+    this.transcript = q('.transcript');
+    this.emptyEl = q('.empty');
+    this.input = q('.prompt');
+    this.sendBtn = q('[data-action="send"]');
+    this.stopBtn = q('[data-action="stop"]');
+    this.compactBtn = q('[data-action="compact"]');
+    this.undoBtn = q('[data-action="undo"]');
+    this.compactRow = q('.compact-row');
+    this.compactInput = q('.compact-focus');
+    this.runningEl = q('.running');
+
+    const draft = options.getState?.()?.draft;
+    if (draft) this.input.value = draft;
+    this.bindEvents();
+    this.renderComposer();
+    this.autoGrow();
+  }
+
+  /** Handle one extension → webview message. */
+  receive(msg: ToWebview): void {
+    this.model.apply(msg);
+    if (msg.type === 'focusInput') {
+      if (msg.text) {
+        this.input.value = msg.text;
+        this.autoGrow();
+      }
+      this.input.focus();
+    }
+    if (msg.type === 'sessions') this.sessionsPanel.hidden = false;
+    if (this.options.sync) this.render();
+    else this.schedule();
+  }
+
+  private post(msg: ToExtension): void {
+    this.options.post(msg);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      this.render();
+    });
+  }
+
+  // ---- rendering -------------------------------------------------------------
+
+  render(): void {
+    const t = this.transcript;
+    let stick = this.forceScroll || t.scrollHeight - t.scrollTop - t.clientHeight < 60;
+    this.forceScroll = false;
+    const dirty = this.model.takeDirty();
+    if (dirty.reset) {
+      for (const { node } of this.rendered.values()) node.remove();
+      this.rendered.clear();
+      this.sessionsPanel.hidden = true;
+      stick = true;
+    }
+    if (dirty.header) this.renderHeader();
+    if (dirty.usage) this.renderUsage();
+    if (dirty.plan) this.renderPlan();
+    if (dirty.sessions) this.renderSessions();
+    this.renderItems();
+    if (dirty.terminals.size) for (const id of dirty.terminals) this.renderTerminal(id);
+    this.renderComposer();
+    if (stick) t.scrollTop = t.scrollHeight;
+  }
+
+  private renderHeader(): void {
+    const m = this.model;
+    this.titleEl.textContent = m.title || (m.sessionId ? 'Untitled session' : 'New session');
+    this.titleEl.title = m.sessionId ? `Session ${m.sessionId}` : '';
+    this.modelEl.textContent = m.server.model ?? '';
+    this.modelEl.hidden = !m.server.model;
+    const state = m.server.state;
+    this.statusDot.dataset.state = state;
+    this.statusDot.title =
+      state === 'ready' ? 'Connected to the agentls server' : state === 'starting' ? 'Starting the agentls server…' : m.server.message || 'The agentls server is not running';
+    const showBanner = state === 'error' || state === 'stopped';
+    this.banner.hidden = !showBanner;
+    if (showBanner) {
+      this.banner.innerHTML = `${icon('error')}<div><strong>${state === 'error' ? 'The agentls server failed to start.' : 'The agentls server stopped.'}</strong>${
+        m.server.message ? `<div class="banner-detail">${escapeHtml(m.server.message)}</div>` : ''
+      }</div>`;
+    }
+  }
+
+  private renderUsage(): void {
+    const pct = usagePercent(this.model.usage);
+    this.usageEl.hidden = pct === null;
+    if (pct === null || !this.model.usage) return;
+    const { used, size } = this.model.usage;
+    const fill = this.usageEl.querySelector('.usage-fill') as HTMLElement;
+    fill.style.width = `${pct.toFixed(1)}%`;
+    this.usageEl.dataset.level = pct >= 90 ? 'critical' : pct >= 70 ? 'high' : 'normal';
+    (this.usageEl.querySelector('.usage-text') as HTMLElement).textContent =
+      `Context ${Math.round(pct)}% · ${formatTokens(used)} / ${formatTokens(size)}`;
+    this.usageEl.title = `${used.toLocaleString('en-US')} of ${size.toLocaleString('en-US')} tokens in the context window`;
+  }
+
+  private renderPlan(): void {
+    const entries = this.model.plan;
+    this.planEl.hidden = entries.length === 0;
+    const done = entries.filter((e) => e.status === 'completed').length;
+    (this.planEl.querySelector('.plan-count') as HTMLElement).textContent = `${done}/${entries.length}`;
+    const list = this.planEl.querySelector('.plan-list') as HTMLElement;
+    list.innerHTML = entries
+      .map(
+        (e) =>
+          `<li class="plan-entry" data-status="${escapeHtml(e.status)}"${e.priority ? ` data-priority="${escapeHtml(e.priority)}"` : ''}>` +
+          `<span class="plan-icon">${icon(PLAN_ICON[e.status] ?? 'pending')}</span><span class="plan-text">${escapeHtml(e.content)}</span></li>`,
+      )
+      .join('');
+  }
+
+  private renderSessions(): void {
+    const sessions = this.model.sessions ?? [];
+    if (!sessions.length) {
+      this.sessionList.innerHTML = '<li class="session-empty">No sessions yet.</li>';
+      return;
+    }
+    this.sessionList.innerHTML = sessions
+      .map((s) => {
+        const current = s.sessionId === this.model.sessionId;
+        return (
+          `<li class="session-item${current ? ' current' : ''}" role="option" tabindex="0" data-session-id="${escapeHtml(s.sessionId)}">` +
+          `<span class="session-name">${escapeHtml(s.title || 'Untitled session')}</span>` +
+          `<span class="session-meta">${escapeHtml(relativeTime(s.updatedAt))}${s.cwd ? ` · ${escapeHtml(basename(s.cwd))}` : ''}</span></li>`
+        );
+      })
+      .join('');
+  }
+
+  private renderItems(): void {
+    const items = this.model.items;
+    this.emptyEl.hidden = items.length > 0;
+    const lastAgent = this.model.running ? items[items.length - 1] : undefined;
+    for (const item of items) {
+      const seen = this.rendered.get(item.id);
+      const streaming = item === lastAgent && item.kind === 'agent';
+      if (seen && seen.rev === item.rev && seen.node.classList.contains('streaming') === streaming) continue;
+      const node = this.renderItem(item, seen?.node);
+      node.classList.toggle('streaming', streaming);
+      if (!seen) this.transcript.appendChild(node);
+      else if (seen.node !== node) seen.node.replaceWith(node);
+      this.rendered.set(item.id, { rev: item.rev, node });
+    }
+  }
+
+  private renderItem(item: Item, prev: HTMLElement | undefined): HTMLElement {
+    switch (item.kind) {
+      case 'user': {
+        const n = el('div', 'msg user');
+        n.dataset.itemId = item.id;
+        const badge =
+          item.context === 'steer'
+            ? `<span class="badge steer">${icon('steer')}steer</span>`
+            : item.context
+              ? `<span class="badge ctx">${escapeHtml(item.context)}</span>`
+              : '';
+        n.innerHTML = `<div class="bubble">${badge}<div class="user-text">${escapeHtml(item.text)}</div></div>`;
+        return n;
+      }
+      case 'agent': {
+        const n = prev ?? el('div', 'msg agent');
+        n.dataset.itemId = item.id;
+        n.innerHTML = `<div class="md">${renderMarkdown(item.text)}</div>`;
+        return n;
+      }
+      case 'thought': {
+        const open = prev ? (prev as HTMLDetailsElement).open : false;
+        const n = el('details', 'thought');
+        n.dataset.itemId = item.id;
+        n.open = open;
+        n.innerHTML = `<summary><span class="chev">${icon('chevron')}</span>${icon('think')}<span>Thinking</span></summary><div class="md">${renderMarkdown(item.text)}</div>`;
+        return n;
+      }
+      case 'tool':
+        return this.renderTool(item, prev as HTMLDetailsElement | undefined);
+      case 'permission':
+        return this.renderPermission(item);
+      case 'compaction':
+        return this.renderCompaction(item, prev as HTMLElement | undefined);
+      case 'notice':
+        return this.renderNotice(item);
+    }
+  }
+
+  private locationsHtml(locations: { path: string; line?: number | null }[]): string {
+    if (!locations.length) return '';
+    return (
+      '<div class="locations">' +
+      locations
+        .map(
+          (l) =>
+            `<a href="#" class="loc file-link" data-path="${escapeHtml(l.path)}"${l.line != null ? ` data-line="${l.line}"` : ''} title="${escapeHtml(l.path)}">` +
+            `${escapeHtml(basename(l.path))}${l.line != null ? `<span class="loc-line">:${l.line}</span>` : ''}</a>`,
+        )
+        .join('') +
+      '</div>'
+    );
+  }
+
+  private renderTool(item: ToolItem, prev: HTMLDetailsElement | undefined): HTMLElement {
+    // Updated in place: the same <details> keeps its identity and open state.
+    const n = prev ?? el('details');
+    n.className = `tool kind-${item.toolKind}`;
+    n.dataset.itemId = item.id;
+    n.dataset.toolCallId = item.toolCallId;
+    n.dataset.status = item.status;
+    n.dataset.kind = item.toolKind;
+    const hasDiff = item.content.some((c) => c.type === 'diff');
+    // Open edits and failures by default, unless the user has toggled the card.
+    if (!n.dataset.toggled) n.open = hasDiff || item.status === 'failed';
+    const body = this.toolBody(item);
+    n.innerHTML =
+      `<summary>` +
+      `<span class="chev">${icon('chevron')}</span>` +
+      `<span class="tool-icon">${kindIcon(item.toolKind)}</span>` +
+      `<span class="tool-main"><span class="tool-title">${escapeHtml(item.title)}</span>${this.locationsHtml(item.locations)}</span>` +
+      `<span class="tool-kind">${escapeHtml(item.toolKind.replace('_', ' '))}</span>` +
+      `<span class="tool-status" data-status="${item.status}" title="${STATUS_LABEL[item.status]}">${icon(STATUS_ICON[item.status] ?? 'pending')}<span class="status-label">${STATUS_LABEL[item.status]}</span></span>` +
+      `</summary>` +
+      (body ? `<div class="tool-body">${body}</div>` : '');
+    n.classList.toggle('no-body', !body);
+    return n;
+  }
+
+  private toolBody(item: ToolItem): string {
+    const parts: string[] = [];
+    const input = item.rawInput as Record<string, unknown> | undefined;
+    if (item.toolKind === 'execute' && input && typeof input.command === 'string' && !item.content.some((c) => c.type === 'terminal')) {
+      parts.push(`<div class="cmd-line"><span class="prompt-sign">$</span> ${escapeHtml(input.command)}</div>`);
+    }
+    for (const c of item.content) {
+      if (c.type === 'diff') parts.push(this.diffHtml(c.path, c.oldText, c.newText));
+      else if (c.type === 'terminal') parts.push(this.terminalHtml(c.terminalId, input));
+      else if (c.type === 'content') {
+        const text = blockText(c.content);
+        if (text) parts.push(`<pre class="tool-output">${escapeHtml(clip(text))}</pre>`);
+      }
+    }
+    return parts.join('');
+  }
+
+  private diffHtml(path: string, oldText: string | null | undefined, newText: string): string {
+    const d = diffHunks(oldText, newText);
+    const rows = d.rows
+      .map((r) => {
+        if (r.type === 'gap') return `<tr class="gap"><td colspan="3">⋯ ${r.skipped} unchanged line${r.skipped === 1 ? '' : 's'}</td></tr>`;
+        const oldNo = r.type === 'add' ? '' : r.oldNo;
+        const newNo = r.type === 'del' ? '' : r.newNo;
+        const sign = r.type === 'add' ? '+' : r.type === 'del' ? '−' : ' ';
+        return `<tr class="${r.type}"><td class="ln">${oldNo}</td><td class="ln">${newNo}</td><td class="code"><span class="sign">${sign}</span>${escapeHtml(r.text) || ' '}</td></tr>`;
+      })
+      .join('');
+    return (
+      `<div class="diff" data-path="${escapeHtml(path)}">` +
+      `<div class="diff-head"><a href="#" class="file-link" data-path="${escapeHtml(path)}" title="${escapeHtml(path)}">${escapeHtml(basename(path))}</a>` +
+      `${d.created ? '<span class="diff-new">new file</span>' : ''}` +
+      `<span class="diff-stat"><span class="plus">+${d.added}</span> <span class="minus">−${d.removed}</span></span></div>` +
+      `<div class="diff-scroll"><table class="diff-table">${rows || '<tr class="gap"><td colspan="3">No changes</td></tr>'}</table></div></div>`
+    );
+  }
+
+  private terminalHtml(terminalId: string, input: Record<string, unknown> | undefined): string {
+    const t = this.model.terminals.get(terminalId);
+    const command = input && typeof input.command === 'string' ? input.command : '';
+    return (
+      `<div class="terminal" data-terminal-id="${escapeHtml(terminalId)}">` +
+      `<div class="term-head">${icon('terminal')}<span class="term-cmd">${escapeHtml(command || terminalId)}</span>` +
+      `<span class="term-exit">${this.exitLabel(t)}</span>` +
+      `<a href="#" class="term-open" data-terminal="${escapeHtml(terminalId)}">Open</a></div>` +
+      `<pre class="term-output">${escapeHtml(clip(t?.output ?? ''))}</pre></div>`
+    );
+  }
+
+  private exitLabel(t: { exitCode: number | null; signal: string | null; done: boolean } | undefined): string {
+    if (!t || !t.done) return '<span class="term-running">running…</span>';
+    if (t.signal) return `<span class="exit-bad">killed (${escapeHtml(t.signal)})</span>`;
+    return t.exitCode === 0 ? '<span class="exit-ok">exit 0</span>' : `<span class="exit-bad">exit ${t.exitCode}</span>`;
+  }
+
+  private renderTerminal(terminalId: string): void {
+    const t = this.model.terminals.get(terminalId);
+    for (const node of this.transcript.querySelectorAll<HTMLElement>('.terminal')) {
+      if (node.dataset.terminalId !== terminalId) continue;
+      const pre = node.querySelector('.term-output') as HTMLElement;
+      const follow = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 20;
+      pre.textContent = clip(t?.output ?? '');
+      if (follow) pre.scrollTop = pre.scrollHeight;
+      (node.querySelector('.term-exit') as HTMLElement).innerHTML = this.exitLabel(t);
+    }
+  }
+
+  private renderPermission(item: PermissionItem): HTMLElement {
+    const n = el('div', `permission${item.resolved ? ' resolved' : ''}`);
+    n.dataset.itemId = item.id;
+    n.dataset.requestId = item.requestId;
+    const call = item.toolCall;
+    const input = call.rawInput as Record<string, unknown> | undefined;
+    const command = input && typeof input.command === 'string' ? `<div class="cmd-line"><span class="prompt-sign">$</span> ${escapeHtml(input.command)}</div>` : '';
+    const diffs = (call.content ?? []).filter((c) => c.type === 'diff').map((c) => (c.type === 'diff' ? this.diffHtml(c.path, c.oldText, c.newText) : ''));
+    const buttons = permissionButtons(item.options)
+      .map(
+        (b) =>
+          `<button class="btn ${b.style} small" type="button" data-option-id="${escapeHtml(b.optionId)}" data-kind="${b.kind}"${item.resolved ? ' disabled' : ''}>${escapeHtml(b.label)}</button>`,
+      )
+      .join('');
+    const chosenKind = item.options.find((o) => o.optionId === item.chosen)?.kind ?? '';
+    n.innerHTML =
+      `<div class="perm-head">${icon('shield')}<span>Permission needed</span></div>` +
+      `<div class="perm-title">${escapeHtml(describeToolCall(call))}</div>` +
+      command +
+      this.locationsHtml(call.locations ?? []) +
+      diffs.join('') +
+      (item.resolved
+        ? `<div class="perm-result" data-kind="${escapeHtml(chosenKind)}">${icon(chosenKind.startsWith('allow') ? 'check' : 'cross')}${escapeHtml(resolvedLabel(item.options, item.chosen))}</div>`
+        : `<div class="perm-actions">${buttons}</div>`);
+    return n;
+  }
+
+  private renderCompaction(item: CompactionItem, prev: HTMLElement | undefined): HTMLElement {
+    const n = el('div', 'compaction');
+    n.dataset.itemId = item.id;
+    n.dataset.status = item.status;
+    const wasOpen = (prev?.querySelector('details') as HTMLDetailsElement | null)?.open ?? false;
+    const label =
+      item.status === 'in_progress'
+        ? 'Compacting the context…'
+        : item.status === 'completed'
+          ? 'Context compacted'
+          : item.status === 'failed'
+            ? 'Compaction failed'
+            : 'Compaction cancelled';
+    n.innerHTML =
+      `<div class="divider"><span class="line"></span><span class="divider-label">${icon(item.status === 'in_progress' ? 'spinner' : 'compacted')}${label}</span><span class="line"></span></div>` +
+      (item.summary
+        ? `<details class="compaction-summary"${wasOpen ? ' open' : ''}><summary><span class="chev">${icon('chevron')}</span>Summary</summary><div class="md">${renderMarkdown(item.summary)}</div></details>`
+        : '');
+    return n;
+  }
+
+  private renderNotice(item: NoticeItem): HTMLElement {
+    const n = el('div', `notice level-${item.level}`);
+    n.dataset.itemId = item.id;
+    n.setAttribute('role', item.level === 'error' ? 'alert' : 'status');
+    n.innerHTML =
+      `<span class="notice-icon">${icon(item.level)}</span><div class="notice-body"><div class="notice-text">${escapeHtml(item.text)}</div>` +
+      (item.detail ? `<pre class="notice-detail">${escapeHtml(item.detail)}</pre>` : '') +
+      '</div>';
+    return n;
+  }
+
+  private renderComposer(): void {
+    const running = this.model.running;
+    const hasText = this.input.value.trim().length > 0;
+    this.sendBtn.disabled = !hasText;
+    this.sendBtn.innerHTML = running ? `${icon('steer')}<span>Steer</span>` : `${icon('send')}<span>Send</span>`;
+    this.sendBtn.title = running ? 'Send guidance to the running turn (Enter)' : 'Send (Enter)';
+    this.sendBtn.dataset.mode = running ? 'steer' : 'send';
+    this.stopBtn.disabled = !running;
+    this.undoBtn.disabled = running || !this.model.sessionId;
+    this.compactBtn.disabled = !this.model.sessionId;
+    this.runningEl.hidden = !running;
+    this.input.placeholder = running
+      ? 'Steer the running turn… (Esc to stop)'
+      : this.model.replaying
+        ? 'Loading session…'
+        : 'Ask agentls… (Enter to send, Shift+Enter for a new line)';
+    this.root.querySelector('.app')?.classList.toggle('is-running', running);
+  }
+
+  // ---- events ----------------------------------------------------------------
+
+  private send(): void {
+    const text = this.input.value.trim();
+    if (!text) return;
+    this.post(this.model.running ? { type: 'steer', text } : { type: 'prompt', text });
+    this.input.value = '';
+    this.options.setState?.({ draft: '' });
+    this.autoGrow();
+    this.forceScroll = true;
+    this.renderComposer();
+  }
+
+  private autoGrow(): void {
+    this.input.style.height = 'auto';
+    this.input.style.height = `${Math.min(this.input.scrollHeight, 220)}px`;
+  }
+
+  private toggleSessions(open?: boolean): void {
+    const show = open ?? this.sessionsPanel.hidden;
+    this.sessionsPanel.hidden = !show;
+    if (show) {
+      this.post({ type: 'listSessions' });
+      this.sessionSearch.value = '';
+      this.sessionSearch.focus();
+    }
+  }
+
+  private toggleCompact(open?: boolean): void {
+    const show = open ?? this.compactRow.hidden;
+    this.compactRow.hidden = !show;
+    if (show) this.compactInput.focus();
+    else this.input.focus();
+  }
+
+  private bindEvents(): void {
+    this.input.addEventListener('input', () => {
+      this.autoGrow();
+      this.renderComposer();
+      this.options.setState?.({ draft: this.input.value });
+    });
+    this.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !e.altKey) {
+        e.preventDefault();
+        this.send();
+      }
+    });
+    this.compactInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.confirmCompact();
+      }
+    });
+    this.sessionSearch.addEventListener('input', () => {
+      clearTimeout(this.searchTimer);
+      this.searchTimer = setTimeout(() => {
+        const query = this.sessionSearch.value.trim();
+        this.post(query ? { type: 'listSessions', query } : { type: 'listSessions' });
+      }, 200);
+    });
+    document.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape') return;
+      if (!this.sessionsPanel.hidden) {
+        this.sessionsPanel.hidden = true;
+        this.input.focus();
+      } else if (!this.compactRow.hidden) {
+        this.toggleCompact(false);
+      } else if (this.model.running) {
+        e.preventDefault();
+        this.post({ type: 'stop' });
+      }
+    });
+    this.root.addEventListener('click', (e) => this.onClick(e));
+    this.sessionList.addEventListener('keydown', (e) => {
+      const item = (e.target as HTMLElement).closest<HTMLElement>('.session-item');
+      if (item && (e.key === 'Enter' || e.key === ' ')) {
+        e.preventDefault();
+        this.loadSession(item.dataset.sessionId!);
+      }
+    });
+    // Remember that the user toggled a tool card, so updates keep their choice.
+    this.transcript.addEventListener('click', (e) => {
+      const summary = (e.target as HTMLElement).closest('details.tool > summary');
+      if (summary && !(e.target as HTMLElement).closest('a')) (summary.parentElement as HTMLElement).dataset.toggled = '1';
+    });
+  }
+
+  private loadSession(sessionId: string): void {
+    this.sessionsPanel.hidden = true;
+    this.post({ type: 'loadSession', sessionId });
+  }
+
+  private confirmCompact(): void {
+    const focus = this.compactInput.value.trim();
+    this.post(focus ? { type: 'compact', focus } : { type: 'compact' });
+    this.compactInput.value = '';
+    this.toggleCompact(false);
+  }
+
+  private onClick(e: MouseEvent): void {
+    const target = e.target as HTMLElement;
+    const option = target.closest<HTMLButtonElement>('.permission button[data-option-id]');
+    if (option) {
+      const card = option.closest<HTMLElement>('.permission')!;
+      if (option.disabled) return;
+      card.querySelectorAll('button').forEach((b) => (b.disabled = true));
+      this.post({ type: 'permission', requestId: card.dataset.requestId!, optionId: option.dataset.optionId! });
+      return;
+    }
+    const link = target.closest<HTMLAnchorElement>('a.file-link');
+    if (link) {
+      e.preventDefault();
+      e.stopPropagation();
+      const line = link.dataset.line ? Number(link.dataset.line) : null;
+      this.post({ type: 'openLocation', path: link.dataset.path!, line });
+      return;
+    }
+    const term = target.closest<HTMLAnchorElement>('a.term-open');
+    if (term) {
+      e.preventDefault();
+      this.post({ type: 'openTerminal', terminalId: term.dataset.terminal! });
+      return;
+    }
+    const copy = target.closest<HTMLButtonElement>('button[data-copy]');
+    if (copy) {
+      const code = copy.closest('.code-block')?.querySelector('code')?.textContent ?? '';
+      void navigator.clipboard?.writeText(code).then(
+        () => {
+          copy.textContent = 'Copied';
+          setTimeout(() => (copy.textContent = 'Copy'), 1200);
+        },
+        () => undefined,
+      );
+      return;
+    }
+    const session = target.closest<HTMLElement>('.session-item');
+    if (session) {
+      this.loadSession(session.dataset.sessionId!);
+      return;
+    }
+    const action = target.closest<HTMLElement>('[data-action]')?.dataset.action;
+    switch (action) {
+      case 'send':
+        this.send();
+        break;
+      case 'stop':
+        this.post({ type: 'stop' });
+        break;
+      case 'compact':
+        this.toggleCompact();
+        break;
+      case 'compactConfirm':
+        this.confirmCompact();
+        break;
+      case 'compactCancel':
+        this.toggleCompact(false);
+        break;
+      case 'undo':
+        this.post({ type: 'undo' });
+        break;
+      case 'newSession':
+        this.sessionsPanel.hidden = true;
+        this.post({ type: 'newSession' });
+        this.input.focus();
+        break;
+      case 'history':
+        this.toggleSessions();
+        break;
+      case 'closeSessions':
+        this.toggleSessions(false);
+        break;
+    }
+  }
+}
