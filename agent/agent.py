@@ -326,6 +326,10 @@ class AIAgent(SessionOps):
                 await finalize(self, turn)
             raise
         await finalize(self, turn)
-        if self._turn_index == 1 or not self._title_done:
-            self._spawn(self._make_title(content))
+        try:
+            # A CPU-bound local model has better things to do than naming sessions.
+            if await self._quick_title(content) and self.titles == "model" and self.provider_name != "local":
+                self._spawn(self._make_title(content))
+        except Exception as exc:
+            turn.cleanup_errors.append(f"title: {type(exc).__name__}: {exc}")
         return result(self, turn)

@@ -120,12 +120,21 @@ class SessionOps(CompressOps, ToolOps):
     def transcript(self) -> list[Message]:
         raise NotImplementedError
 
-    async def _make_title(self, content: Any) -> None:
+    async def _quick_title(self, content: Any) -> str | None:
+        """After the first turn: the prompt's first line, stored at once (the model may improve it later)."""
         if self._title_done:
-            return
+            return None
         self._title_done = True
         first = text_of({"role": "user", "content": content}).strip().splitlines()
         title = (first[0] if first else "New session")[:80]
+        if self.store is not None:
+            await self.store.update_session(self.session_id, title=title)
+        await self._emit(events.session_info(title=title))
+        return title
+
+    async def _make_title(self, content: Any) -> None:
+        """A better title from the auxiliary model, in the background; failures keep the quick title."""
+        title = None
         if self.titles == "model":
             try:
                 answer = await self._aux_call(TITLE_PROMPT + text_of({"role": "user", "content": content})[:2000],
@@ -135,6 +144,8 @@ class SessionOps(CompressOps, ToolOps):
                     title = cleaned[0].strip()[:80]
             except Exception as exc:
                 log.info("title generation failed, using the first line of the prompt: %s", exc)
+        if title is None:
+            return
         if self.store is not None:
             await self.store.update_session(self.session_id, title=title)
         await self._emit(events.session_info(title=title))

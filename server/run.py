@@ -154,8 +154,8 @@ async def _run(ns: argparse.Namespace) -> int:
     renderer._newline()
     if ns.json:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
-    elif result["final_response"]:
-        print(result["final_response"])
+    elif result["final_response"] and not (sys.stdout.isatty() and renderer.tty and not ns.quiet):
+        print(result["final_response"])  # on a terminal the streamed text already showed it
     if result.get("error"):
         print(f"agentls: {result['error']['category']}: {result['error']['message']}", file=sys.stderr)
     if result["interrupted"]:

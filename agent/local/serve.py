@@ -66,6 +66,11 @@ def _params(args: argparse.Namespace) -> Any:
     params.cache_prompt = True  # the system prompt and earlier turns are re-used between agent steps
     params.endpoint_slots = True  # lets tests observe that a closed stream stops generating
     params.endpoint_metrics = True
+    # Only the agent talks to this server: no web UI, and no CORS for web pages other than localhost
+    # ones (llama.cpp reflects any Origin by default, which would let any site use the model).
+    params.ui = False
+    params.cors_origins = "localhost"
+    params.cors_credentials = False
     if args.alias:
         params.model_alias = args.alias
     return params
