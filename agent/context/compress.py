@@ -84,15 +84,19 @@ class Compressor:
 
     def should_compress(self, messages: Sequence[Message], last_prompt_tokens: int | None,
                         *, extra_tokens: int = 0) -> bool:
-        """Whether an automatic pass is due: the provider's last ``prompt_tokens`` when known,
-        else the estimate of ``messages`` plus ``extra_tokens`` (system prompt, tool schemas)."""
+        """Whether an automatic pass is due (False once anti-thrash has tripped).
+
+        Pressure is the provider's last ``prompt_tokens`` when known, else the estimate of
+        ``messages`` plus ``extra_tokens`` (system prompt, tool schemas). When both are known the
+        larger wins: the provider's count predates the newest round, whose tool results may be big.
+        """
         if self.thrashing:
             return False
         estimated = estimate_messages(messages) + extra_tokens
         if last_prompt_tokens:
             if estimated > 0:
                 self._scale = min(MAX_SCALE, max(MIN_SCALE, last_prompt_tokens / estimated))
-            return last_prompt_tokens >= self.target_tokens
+            return max(last_prompt_tokens, estimated) >= self.target_tokens
         return estimated * self._scale >= self.target_tokens
 
     def _record(self, before: int, after: int, automatic: bool) -> None:

@@ -8,12 +8,14 @@ Both work copy-on-write on a list of messages and keep the per-message token lis
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, cast
 
 from agent.context.tokens import estimate_message
 from agent.types import Message, ToolCall, text_of
 
+_HINT_HEADER = re.compile(r"\[Project instructions from ([^\]\n]+)\]")
 DEDUPE_MIN_CHARS = 200
 ARG_VALUE_CHARS = 60
 ARGS_CHARS = 160
@@ -102,8 +104,10 @@ def digest_text(m: Message, calls: dict[str, ToolCall]) -> str:
     lines = text.count("\n") + 1
     status = ", an error" if (m.get("meta") or {}).get("error") else ""
     head = first_line(text)
+    hints = _HINT_HEADER.findall(text) if "[Project instructions from " in text else []
+    carried = f" It carried the project instructions of {', '.join(hints)}; read them again if needed." if hints else ""
     return (f"[Old tool output digested to save context: {call_label(m, calls)} returned {len(text)} chars "
-            f"in {lines} lines{status}. First line: {head!r}. Call the tool again if you need it.]")
+            f"in {lines} lines{status}. First line: {head!r}. Call the tool again if you need it.{carried}]")
 
 
 def digest(work: list[Message], tokens: list[int], upto: int, limit_chars: int,

@@ -67,6 +67,19 @@ async def test_under_threshold_nothing_happens() -> None:
     assert rec.prompts == []
 
 
+async def test_provider_tokens_calibrate_the_estimate() -> None:
+    msgs = session(6, 4, 1500)
+    estimate = estimate_messages(msgs)
+    comp = Compressor(4 * estimate)  # by the estimate alone, half the threshold
+    assert not comp.should_compress(msgs, None)
+    assert comp.should_compress(msgs, 3 * estimate)  # the provider counts 3x more tokens
+    res = await comp.compress(msgs, summarize=Recorder(), automatic=True)
+    assert res.summary is not None  # the pass used the calibrated figure, so it did real work
+    assert comp.should_compress(msgs, 3 * estimate)
+    # A stale provider count (before the newest, huge tool result) does not hide the pressure.
+    assert Compressor(4 * estimate).should_compress(msgs + msgs, 10)
+
+
 async def test_pruning_alone_is_enough_when_it_reaches_the_target() -> None:
     msgs = session(3, 4, 8000)
     comp = Compressor(40_000)
@@ -80,6 +93,15 @@ async def test_pruning_alone_is_enough_when_it_reaches_the_target() -> None:
     assert digests and "read_file(path='src/m0/f1.py')" in text_of(digests[0])
     assert res.messages[-6:] == msgs[-6:]  # the tail is untouched
     assert violations(res.messages) == []
+
+
+async def test_digest_names_the_hint_files_it_drops() -> None:
+    msgs = session(3, 3, 1000)
+    msgs[2] = {**msgs[2], "content": "x\n" * 2000 + "\n\n[Project instructions from a/b/AGENTS.md]\nuse tabs"}
+    res = await Compressor(100_000).compress(msgs, summarize=None, keep_last=1)
+    digest = text_of(res.messages[2])
+    assert digest.startswith("[Old tool output digested") and "instructions of a/b/AGENTS.md" in digest
+    assert "[Project instructions from" not in digest  # so a resumed session shows the hint again
 
 
 async def test_dedupe_keeps_newest_copy() -> None:
