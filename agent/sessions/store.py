@@ -31,6 +31,7 @@ from agent.sessions.schema import INSERT_MESSAGE, SELECT_MESSAGE, decode_message
 from agent.types import Message
 
 DB_NAME = "sessions.db"
+MEMORY = ":memory:"  # a private in-memory database (tests, throwaway agents): no WAL, gone on close
 DATA_DIR_ENV = "AGENTLS_DATA_DIR"
 BUSY_TIMEOUT_MS = 5000
 _SESSION_COLUMNS = ("id, cwd, title, model, system_prompt, created_at, updated_at, parent_id, "
@@ -113,17 +114,20 @@ class SessionStore:
     async def open(self) -> None:
         if self._conn is not None:
             return
-        await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(self.path, isolation_level=None)
+        memory = str(self.path) == MEMORY
+        if not memory:
+            await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(MEMORY if memory else self.path, isolation_level=None)
         try:
             rows = list(await conn.execute_fetchall("PRAGMA journal_mode=WAL"))
-            if not rows or str(rows[0][0]).lower() != "wal":
+            if not memory and (not rows or str(rows[0][0]).lower() != "wal"):
                 raise RuntimeError(f"cannot put {self.path} in WAL mode (got {rows})")
             await conn.execute("PRAGMA synchronous=NORMAL")
             await conn.execute("PRAGMA foreign_keys=ON")
             await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             await migrate(conn)
-            await anyio.Path(self.path).chmod(0o600)
+            if not memory:
+                await anyio.Path(self.path).chmod(0o600)  # transcripts are private
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await conn.close()

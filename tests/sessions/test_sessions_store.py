@@ -53,6 +53,14 @@ async def test_construct_opens_nothing_and_close_is_idempotent(tmp_path: Path) -
     await s.close()
 
 
+async def test_in_memory_store() -> None:
+    async with SessionStore(":memory:") as mem:
+        await mem.create_session(session_id="s1", cwd="/w", model="m", system_prompt="p")
+        await mem.append_messages("s1", ROUND_TRIP, turn=1)
+        assert await mem.load_messages("s1") == ROUND_TRIP
+    assert not Path(":memory:").exists()
+
+
 async def test_wal_mode_and_pragmas(store: SessionStore) -> None:
     with sqlite3.connect(store.path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
