@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from agent.caps import cap_text
@@ -43,7 +43,6 @@ class CompressionResult:
     fallback: bool = False
     pruned_only: bool = False
     preview: bool = False
-    notes: list[str] = field(default_factory=list)
 
     @property
     def saved_ratio(self) -> float:
@@ -151,14 +150,12 @@ class Compressor:
         middle: list[Message] = []
         for i in middle_idx:
             body, count, rest = summary.split_summary(src[i])
-            if body is not None:
+            if body is not None:  # an earlier summary: its text is the base, its count carries over
                 previous.append(body)
                 covered += count
-            else:
-                covered += 1
-            if rest is not None:
+            if rest is not None:  # an ordinary message, or the request merged into a summary
                 middle.append(rest)
-                covered += 1 if body is not None else 0
+                covered += 1
         merge_index = cut.pinned_user
         if merge_index is None and cut.tail_start < len(src) and src[cut.tail_start].get("role") == "user":
             merge_index = cut.tail_start

@@ -56,17 +56,11 @@ class HintTracker:
             for match in _HEADER_RE.finditer(text):
                 self._shown.add(match.group(1).strip())
 
-    def _directory_of(self, path: Path) -> Path | None:
+    async def _chain(self, path: Path) -> list[Path]:
+        """The directories from just below the root down to the path's directory."""
         try:
             resolved = resolve_in_workspace(self._root, path)
         except OutsideWorkspace:
-            return None
-        return resolved
-
-    async def _chain(self, path: Path) -> list[Path]:
-        """The directories from just below the root down to the path's directory."""
-        resolved = self._directory_of(path)
-        if resolved is None:
             return []
         directory = resolved if await anyio.Path(resolved).is_dir() else resolved.parent
         chain: list[Path] = []
