@@ -104,7 +104,7 @@ class Compressor:
             self._weak_passes = 0
         elif automatic:
             self._weak_passes += 1
-            if self.thrashing:
+            if self._weak_passes == WEAK_PASSES_TO_TRIP:  # log the trip once
                 log.warning("automatic compression disabled: %d passes in a row saved under %d%%",
                             self._weak_passes, int(MIN_SAVING * 100))
 
