@@ -324,8 +324,12 @@ class AIAgent(SessionOps):
             turn.exit_reason, turn.partial, turn.interrupted = "cancelled", True, True
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await finalize(self, turn)
+            for _, future in self._pending_compress:
+                future.cancel()
+            self._pending_compress.clear()
             raise
         await finalize(self, turn)
+        await self._run_pending_compressions(turn)  # asked for during the turn, after its last model call
         try:
             # A CPU-bound local model has better things to do than naming sessions.
             if await self._quick_title(content) and self.titles == "model" and self.provider_name != "local":

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agent.budget import IterationBudget
     from agent.context.compress import Compressor, CompressionResult
     from agent.providers.base import Provider
+    from agent.tools.registry import ToolRegistry
 
 log = logging.getLogger("agentls.compress")
 
@@ -26,6 +27,10 @@ SUMMARY_SYSTEM = "You write faithful, structured summaries of coding sessions fo
 
 class CompressOps:
     messages: list[Message]
+    system_prompt: str | None
+    registry: ToolRegistry
+    _fixed_key: tuple[int, int]
+    _fixed: int
     compressor: Compressor
     budget: IterationBudget
     last_prompt_tokens: int | None
@@ -59,8 +64,21 @@ class CompressOps:
     async def _summarize(self, prompt: str) -> str:
         return await self._aux_call(prompt, purpose="summary")
 
+    def _fixed_tokens(self) -> int:
+        """The system prompt and tool schemas: sent with every request, outside the transcript."""
+        from agent.context.tokens import estimate_text
+
+        key = (len(self.system_prompt or ""), len(self.registry.schemas()))
+        if getattr(self, "_fixed_key", None) != key:
+            import json
+
+            self._fixed_key = key
+            self._fixed = estimate_text(self.system_prompt or "") + estimate_text(json.dumps(self.registry.schemas()))
+        return self._fixed
+
     def _should_compress(self) -> bool:
-        return bool(self.messages) and self.compressor.should_compress(self.messages, self.last_prompt_tokens)
+        return bool(self.messages) and self.compressor.should_compress(
+            self.messages, self.last_prompt_tokens, extra_tokens=self._fixed_tokens())
 
     async def _compress(self, turn: TurnState | None, *, automatic: bool = False, focus: str | None = None,
                         keep_last: int | None = None, preview: bool = False,

@@ -11,7 +11,7 @@ from agent.compress_ops import CompressOps
 from agent.loop.state import TurnState
 from agent.paths import display
 from agent.tool_ops import ToolOps
-from agent.transcript import repair
+from agent.transcript import repair, violations
 from agent.types import Message, text_of
 
 if TYPE_CHECKING:
@@ -65,7 +65,8 @@ class SessionOps(CompressOps, ToolOps):
         if record is not None:
             self._session_row = True
             self.system_prompt = record.system_prompt
-            self.messages = repair(await self.store.load_messages(self.session_id))
+            loaded = await self.store.load_messages(self.session_id)
+            self.messages = repair(loaded) if violations(loaded) else loaded
             self._persisted = len(self.messages)
             self._turn_index = record.turn_count
             self._title_done = bool(record.title)
@@ -103,7 +104,12 @@ class SessionOps(CompressOps, ToolOps):
             await store.replace_messages(self.session_id, self.messages)
             self._needs_rewrite = False
         elif self._persisted < len(self.messages):
-            await store.append_messages(self.session_id, self.messages[self._persisted:], turn=self._turn_index)
+            try:
+                await store.append_messages(self.session_id, self.messages[self._persisted:], turn=self._turn_index)
+            except BaseException:
+                # Cancelled or failed mid-commit: the round may or may not be in. Rewrite next time, never append twice.
+                self._needs_rewrite = True
+                raise
         self._persisted = len(self.messages)
         if final:
             await store.update_session(self.session_id, turn_count=self._turn_index, model=self.model)

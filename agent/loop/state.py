@@ -16,6 +16,7 @@ class TurnState:
     runtime_context: str | None = None
     user_copy: Message | None = None  # the user message as sent, with runtime context (built once per turn)
     api_calls: int = 0
+    iterations: int = 0  # model calls this turn, against the agent's own max_iterations
     usage: Usage = field(default_factory=empty_usage)
     final_response: str | None = None
     exit_reason: str = "text_response"

@@ -71,9 +71,11 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
         await agent._run_pending_compressions(turn)
         if partial is None and agent._should_compress():
             await agent._compress(turn, automatic=True)
-        if not agent.budget.consume():
+        # max_iterations bounds this agent; the budget may be shared with subagents and bound them all.
+        if turn.iterations >= agent.max_iterations or not agent.budget.consume():
             await _grace(agent, turn)
             return
+        turn.iterations += 1
         await agent._persist(turn)
         extra_messages: list[Message] | None = None
         if partial is not None:
