@@ -1,0 +1,138 @@
+/**
+ * Smoke test of the extension host code: activate() with a stand-in `vscode`
+ * module, the real vscode-languageclient, and a tiny fake server process.
+ * Checks the contributions are wired, the client sends initializationOptions
+ * and the experimental.agent capability, and a prompt from the webview runs a
+ * turn with a permission card and a client-side terminal.
+ */
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fakeWebviewView, installVscode, makeFakeVscode, type FakeVscode } from './fakeVscode';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  contributes: { commands: { command: string }[]; views: Record<string, { id: string }[]>; chatParticipants: { id: string }[] };
+  main: string;
+};
+
+async function until<T>(what: string, fn: () => T | undefined | false | null, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('extension activation (stand-in vscode, real language client)', function () {
+  this.timeout(30_000);
+  let fake: FakeVscode;
+  let uninstall: () => void;
+  let ext: typeof import('../../src/extension');
+  let context: { subscriptions: { dispose(): unknown }[]; extensionUri: unknown };
+  let logFile: string;
+  let ws: string;
+
+  const records = (): { method: string; params?: any; result?: any; [k: string]: any }[] =>
+    fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+  before(() => {
+    ws = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-activate-'));
+    logFile = path.join(ws, 'server.log');
+    process.env.FAKE_SERVER_LOG = logFile;
+    fake = makeFakeVscode(ws);
+    Object.assign(fake.settings, {
+      'agentls.server.path': process.execPath,
+      'agentls.server.args': [path.join(ROOT, 'test', 'fixtures', 'fake-agent-server.js')],
+      'agentls.model': 'fake-model',
+      'agentls.approval': 'ask',
+    });
+    uninstall = installVscode(fake.module);
+    ext = require('../../src/extension') as typeof import('../../src/extension');
+    const Uri = fake.module.Uri as { file(p: string): unknown };
+    context = { subscriptions: [], extensionUri: Uri.file(ROOT) };
+    ext.activate(context as never);
+  });
+
+  after(async () => {
+    for (const d of context?.subscriptions ?? []) {
+      try {
+        await d.dispose();
+      } catch {
+        /* ignore */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    uninstall?.();
+    delete process.env.FAKE_SERVER_LOG;
+    fs.rmSync(ws, { recursive: true, force: true });
+  });
+
+  it('registers every contributed command, the chat view and the participant', () => {
+    const contributed = pkg.contributes.commands.map((c) => c.command).sort();
+    assert.deepEqual([...fake.commands.keys()].filter((k) => k.startsWith('agentls.')).sort(), contributed);
+    const viewId = pkg.contributes.views.agentls![0]!.id;
+    const view = fake.viewProviders.get(viewId);
+    assert.ok(view, `view provider for ${viewId}`);
+    assert.deepEqual(view.options, { webviewOptions: { retainContextWhenHidden: true } });
+    assert.deepEqual(fake.participants, pkg.contributes.chatParticipants.map((p) => p.id));
+    assert.equal(pkg.main, './dist/extension.js');
+  });
+
+  it('starts the server with initializationOptions and the experimental.agent capability', async () => {
+    const init = await until('initialize', () => records().find((r) => r.method === 'initialize'));
+    assert.deepEqual(init.params.initializationOptions, { model: 'fake-model', approval: 'ask' });
+    assert.deepEqual(init.params.capabilities.experimental.agent, { terminal: true, permissions: true, updates: true });
+    assert.ok(init.params.capabilities.workspace.applyEdit, 'the language client handles workspace/applyEdit');
+    await until('initialized', () => records().some((r) => r.method === 'initialized'));
+  });
+
+  it('serves the webview with a CSP nonce and runs a turn from it', async () => {
+    const view = fakeWebviewView();
+    fake.viewProviders.get('agentls.chat')!.provider.resolveWebviewView(view);
+    const html = view.webview.html;
+    const nonce = /nonce="([^"]+)"/.exec(html)?.[1];
+    assert.ok(nonce && html.includes(`script-src 'nonce-${nonce}'`));
+    assert.match(html, /src="vscode-webview:\/\/[^"]*dist\/webview\.js"/);
+    assert.deepEqual((view.webview.options as { enableScripts: boolean }).enableScripts, true);
+
+    view.webview.receive({ type: 'ready' });
+    await until('ready status', () => (view.webview.posted as { type: string; state?: string }[]).some((m) => m.type === 'status' && m.state === 'ready'));
+
+    view.webview.receive({ type: 'prompt', text: 'run echo' });
+    const card = await until('permission card', () =>
+      (view.webview.posted as { type: string; requestId?: string }[]).find((m) => m.type === 'permissionRequest'),
+    );
+    view.webview.receive({ type: 'permission', requestId: card.requestId, optionId: 'allow' });
+    const result = await until('turn result', () =>
+      (view.webview.posted as { type: string; result?: { finalResponse: string } }[]).find((m) => m.type === 'turnResult'),
+    );
+    assert.equal(result.result!.finalResponse, 'Output: fake-ok');
+
+    const posted = view.webview.posted as { type: string; update?: { sessionUpdate: string } }[];
+    assert.deepEqual(
+      posted.filter((m) => m.type === 'update').map((m) => m.update!.sessionUpdate),
+      ['agent_message_chunk', 'agent_message_chunk', 'tool_call', 'tool_call_update', 'tool_call_update'],
+    );
+    assert.ok(posted.some((m) => m.type === 'terminalOutput'), 'terminal output reaches the panel');
+    const turn = records().find((r) => r.method === 'agent/turn')!;
+    assert.deepEqual(turn.params, { sessionId: 'fake-1', prompt: 'run echo' });
+    assert.deepEqual(records().find((r) => r.method === 'agent/newSession')!.params, { cwd: ws });
+    const term = records().find((r) => r.method === 'terminal')!;
+    assert.deepEqual(term.exit, { exitCode: 0, signal: null });
+    assert.equal(term.unknown.code, -32602, 'a released terminal id is invalid params');
+    assert.equal(fake.terminals.length, 1, 'a VS Code terminal (Pseudoterminal) was created');
+    assert.match((fake.terminals[0] as { name: string }).name, /^agentls: echo fake-ok$/);
+  });
+
+  it('the Stop, Undo and Compact commands reach the controller', async () => {
+    // No turn is running, so Stop is a no-op; Undo and Compact ask the server (the fake lacks them → error notices).
+    await fake.commands.get('agentls.stop')!();
+    await fake.commands.get('agentls.undo')!();
+    assert.ok(fake.commands.has('agentls.compact'));
+  });
+});
