@@ -1,0 +1,89 @@
+"""What the client declared, and what agentls answers to ``initialize`` (plain dicts: no SDK import)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent.version import __version__
+
+PROTOCOL_VERSION = 1
+STEERING_METHOD = "session/steering"  # reached as ``_session/steering``
+
+API_KEY_METHOD = "api-key"
+LOCAL_MODEL_METHOD = "local-model"
+AUTH_METHODS: list[dict[str, Any]] = [
+    {"id": API_KEY_METHOD, "name": "API key from the environment",
+     "description": "Set AGENTLS_API_KEY (or OPENAI_API_KEY / ANTHROPIC_API_KEY, or the variable named by "
+                    "apiKeyEnv) and a model (AGENTLS_MODEL or model in .agentls.toml) in the environment that "
+                    "starts `agentls acp`, then restart the agent. Authenticating checks that the key is "
+                    "there and that the provider accepts it."},
+    {"id": LOCAL_MODEL_METHOD, "name": "Embedded local model (no key)",
+     "description": "Install the small offline model with `pip install 'agentls[local]'`; agentls uses it "
+                    "when no model, key or base URL is configured."},
+]
+
+
+def _flag(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+@dataclass(frozen=True)
+class ClientCaps:
+    """The client's capabilities, read from the raw ``initialize`` params (the SDK's models drop
+    extension fields such as ``session.compaction``)."""
+
+    read_text_file: bool = False
+    write_text_file: bool = False
+    terminal: bool = False
+    compaction: bool = False
+    client_name: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Any) -> ClientCaps:
+        caps = _flag(params, "clientCapabilities")
+        name = _flag(params, "clientInfo", "name")
+        return cls(
+            read_text_file=_flag(caps, "fs", "readTextFile") is True,
+            write_text_file=_flag(caps, "fs", "writeTextFile") is True,
+            terminal=_flag(caps, "terminal") is True,
+            compaction=isinstance(_flag(caps, "session", "compaction"), dict),
+            client_name=name if isinstance(name, str) else None,
+        )
+
+
+class ClientState:
+    """Shared by the transport (which records the raw ``initialize``) and the handlers."""
+
+    def __init__(self) -> None:
+        self.caps = ClientCaps()
+        self.initialized = False
+
+    def observe(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "initialize" and "id" in message:
+            self.caps = ClientCaps.from_params(message.get("params"))
+
+
+def initialize_result() -> dict[str, Any]:
+    """The ``initialize`` result (ACP v1 ``InitializeResponse``)."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": False, "sse": False},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+        },
+        "authMethods": AUTH_METHODS,
+        "agentInfo": {"name": "agentls", "title": "agentls", "version": __version__},
+        "_meta": {"steering": {"supported": True}},
+    }
+
+
+def is_initialize_request(message: dict[str, Any]) -> bool:
+    return message.get("method") == "initialize" and "id" in message and isinstance(message.get("params"), dict) \
+        and isinstance(message["params"].get("protocolVersion"), int)

@@ -1,0 +1,28 @@
+"""JSON-RPC errors whose message says, in words a user can act on, what was wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import RequestError
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+
+
+def invalid_params(message: str) -> RequestError:
+    return RequestError(INVALID_PARAMS, message)
+
+
+def auth_required(message: str, details: str | None = None) -> RequestError:
+    return RequestError(AUTH_REQUIRED, message, {"details": details} if details else None)
+
+
+def not_found(message: str) -> RequestError:
+    return RequestError(RESOURCE_NOT_FOUND, message)
+
+
+def internal(message: str, data: Any = None) -> RequestError:
+    return RequestError(INTERNAL_ERROR, message, data)
