@@ -1,0 +1,172 @@
+"""The ``acp.Agent``: thin handlers over ``Sessions`` (lifecycle), ``turns`` and the small feature modules."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from pathlib import Path
+from typing import Any
+
+from acp import Agent, RequestError, run_agent
+from acp.interfaces import Client
+from acp.schema import (
+    AuthenticateResponse,
+    ClientCapabilities,
+    CloseSessionResponse,
+    ForkSessionResponse,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    ResumeSessionResponse,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+)
+
+from agent.replay import replay_updates
+from server.acp import auth, commands, ext, modes, turns
+from server.acp.caps import ClientState, initialize_result
+from server.acp.errors import invalid_params
+from server.acp.session import AcpSession
+from server.acp.sessions import Sessions
+from server.acp.stdio import LineTransport
+
+log = logging.getLogger("agentls.acp")
+
+
+def _blocks(prompt: list[Any]) -> list[dict[str, Any]]:
+    return [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in prompt]
+
+
+class AgentlsAcp(Agent):
+    def __init__(self, transport: LineTransport, state: ClientState) -> None:
+        self._transport = transport
+        self._state = state
+        self._sessions: Sessions | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def on_connect(self, conn: Client) -> None:
+        self._sessions = Sessions(conn, self._transport, self._state)
+
+    @property
+    def sessions(self) -> Sessions:
+        assert self._sessions is not None, "on_connect runs first"
+        return self._sessions
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.find(session_id)
+        if session is None:
+            raise invalid_params(f"unknown session {session_id!r}: create one with session/new, or open a stored "
+                                 "one with session/load or session/resume")
+        return session
+
+    def _after_reply(self, session: AcpSession) -> None:
+        """``available_commands_update`` once the client knows the session (this task runs after the
+        handler's response is written: the response is sent before the handler's task yields)."""
+        task = asyncio.ensure_future(session.sink.send(commands.available_commands_update()))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ----- connection ------------------------------------------------------------------------
+    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+        self._state.initialized = True
+        return InitializeResponse.model_validate(initialize_result())
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        meta = await auth.authenticate(method_id, Path.cwd())
+        return AuthenticateResponse.model_validate({"_meta": {"agentls": meta}})
+
+    # ----- session lifecycle -----------------------------------------------------------------
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        session = await self.sessions.create(cwd, mcp_servers)
+        self._after_reply(session)
+        return NewSessionResponse.model_validate({"sessionId": session.session_id, "modes": modes.mode_state(session),
+                                                  "configOptions": modes.config_options(session)})
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           additional_directories: list[str] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse | None:
+        session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+        assert session.agent is not None
+        for update in replay_updates(session.agent.messages):  # the whole history, before the answer
+            await session.sink.send(update)
+        await session.sink.send(commands.available_commands_update())
+        return LoadSessionResponse.model_validate({"modes": modes.mode_state(session),
+                                                   "configOptions": modes.config_options(session)})
+
+    async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                             mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
+        session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+        self._after_reply(session)
+        return ResumeSessionResponse.model_validate({"modes": modes.mode_state(session),
+                                                     "configOptions": modes.config_options(session)})
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        infos, next_cursor = await self.sessions.list(cwd, cursor)
+        return ListSessionsResponse.model_validate({"sessions": infos, "nextCursor": next_cursor})
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+        await self.sessions.close(session_id)
+        return CloseSessionResponse()
+
+    async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
+                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> ForkSessionResponse:
+        raise RequestError.method_not_found("session/fork")
+
+    # ----- session settings ------------------------------------------------------------------
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
+        await modes.set_mode(self._session(session_id), mode_id)
+        return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> SetSessionConfigOptionResponse | None:
+        options = await modes.set_config_option(self._session(session_id), config_id, value)
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
+
+    # ----- turns -----------------------------------------------------------------------------
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self.sessions.find(session_id)
+        if session is None:
+            log.warning("prompt for unknown session %s refused", session_id)
+            return PromptResponse(stop_reason="refusal")
+        blocks = _blocks(prompt)
+        command = commands.parse(blocks)
+        if command is not None:
+            reason = await turns.serialized(session, lambda _: commands.run(self.sessions, session, *command))
+        else:
+            reason = await turns.prompt(self.sessions, session, blocks)
+        return PromptResponse.model_validate({"stopReason": reason})
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.find(session_id)
+        if session is not None:
+            turns.cancel(session)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await ext.dispatch(self.sessions, method, params)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("ignoring extension notification _%s", method)
+
+
+async def run(transport: LineTransport, state: ClientState) -> None:
+    """Serve until the client closes stdin (or SIGTERM), then close every session cleanly."""
+    agent = AgentlsAcp(transport, state)
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    if main is not None:
+        loop.add_signal_handler(signal.SIGTERM, main.cancel)
+    try:
+        await run_agent(agent, transport, use_unstable_protocol=True)
+    except asyncio.CancelledError:
+        log.info("terminated")
+    finally:
+        if agent._sessions is not None:
+            await asyncio.shield(agent.sessions.aclose())
+        await transport.close()

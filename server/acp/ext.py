@@ -1,0 +1,86 @@
+"""Extension methods: ``_session/steering``, ``_agentls/interrupt`` and ``_agentls/compress``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+
+from server.acp import turns
+from server.acp.caps import STEERING_METHOD
+from server.acp.errors import invalid_params
+
+if TYPE_CHECKING:
+    from server.acp.session import AcpSession
+    from server.acp.sessions import Sessions
+
+INTERRUPT_METHOD = "agentls/interrupt"
+COMPRESS_METHOD = "agentls/compress"
+
+
+def _session_id(params: dict[str, Any]) -> str:
+    sid = params.get("sessionId")
+    if not isinstance(sid, str) or not sid:
+        raise invalid_params("sessionId (a string) is required")
+    return sid
+
+
+def prompt_text(prompt: Any) -> str | None:
+    """A steer's text: a string, or the text of ACP content blocks."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list) and all(isinstance(b, dict) for b in prompt):
+        return "\n\n".join(str(b.get("text", "")) for b in prompt if b.get("type") == "text")
+    return None
+
+
+def _optional(params: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = params.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool) and kind is int):
+        raise invalid_params(f"{key} must be a {getattr(kind, '__name__', kind)}")
+    return value
+
+
+async def steering(sessions: Sessions, params: dict[str, Any]) -> dict[str, Any]:
+    text = prompt_text(params.get("prompt"))
+    if text is None:
+        raise invalid_params("prompt must be a string or a list of content blocks")
+    session = sessions.find(_session_id(params))
+    if session is None:
+        return {"outcome": "failed", "reason": "unknown session"}
+    meta = params.get("_meta")
+    idle = ((meta or {}).get("steering") or {}).get("idleBehavior") if isinstance(meta, dict) else None
+    outcome = turns.steer(sessions, session, text, idle if isinstance(idle, str) else None)
+    if outcome == "promptRequired":
+        return {"outcome": outcome, "reason": "noRunningTurn"}
+    return {"outcome": outcome}
+
+
+async def interrupt(session: AcpSession) -> dict[str, Any]:
+    busy = session.busy
+    turns.cancel(session)
+    return {"interrupted": busy}
+
+
+async def compress(sessions: Sessions, session: AcpSession, params: dict[str, Any]) -> dict[str, Any]:
+    agent = await sessions.ensure_agent(session)
+    keep_last = _optional(params, "keepLast", int)
+    report = await agent.compress(focus=_optional(params, "focus", str), keep_last=keep_last,
+                                  preview=bool(_optional(params, "preview", bool)),
+                                  aggressive=bool(_optional(params, "aggressive", bool)))
+    return dict(report)
+
+
+async def dispatch(sessions: Sessions, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    if method == STEERING_METHOD:
+        return await steering(sessions, params)
+    if method not in (INTERRUPT_METHOD, COMPRESS_METHOD):
+        raise RequestError(-32601, f"Method not found: _{method} is not an agentls extension (agentls has "
+                                   f"_{STEERING_METHOD}, _{INTERRUPT_METHOD} and _{COMPRESS_METHOD})",
+                           {"method": f"_{method}"})
+    session = sessions.find(_session_id(params))
+    if session is None:
+        raise invalid_params(f"unknown session {params['sessionId']!r}")
+    if method == INTERRUPT_METHOD:
+        return await interrupt(session)
+    return await compress(sessions, session, params)

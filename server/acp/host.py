@@ -1,0 +1,179 @@
+"""``AcpHost``: the core's ``Host`` over ACP client methods.
+
+Reads and writes go through ``fs/read_text_file`` / ``fs/write_text_file`` when the client declared them
+(the editor's unsaved buffers are what the agent sees and edits), else the disk. Commands run in the
+editor's terminal (``terminal/*``) when it declared ``terminal``, else in-process. Permissions always go
+through ``session/request_permission`` (a baseline client method).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+from typing import Any
+
+import anyio
+from acp import RequestError
+from acp.interfaces import Client
+from acp.schema import AllowedOutcome, EnvVariable, PermissionOption, ToolCallUpdate
+
+from agent import events
+from agent.host import (
+    CommandResult,
+    CommandSpec,
+    HostError,
+    PermissionDecision,
+    PermissionRequest,
+    WriteOutcome,
+)
+from agent.local_host import LocalHost
+from agent.types import SessionUpdate
+from server.acp.caps import ClientCaps
+from server.acp.session import TurnControl
+from server.acp.updates import UpdateSink
+
+log = logging.getLogger("agentls.acp")
+
+CLEANUP_TIMEOUT = 5.0
+COMMAND_ENV = {"PAGER": "cat", "GIT_PAGER": "cat"}
+
+
+class AcpHost:
+    def __init__(self, conn: Client, session_id: str, root: Path, caps: ClientCaps, sink: UpdateSink,
+                 control: TurnControl) -> None:
+        self._conn = conn
+        self._sid = session_id
+        self._local = LocalHost(root)
+        self._caps = caps
+        self._sink = sink
+        self._control = control
+        self._terminals: set[str] = set()
+
+    @property
+    def root(self) -> Path:
+        return self._local.root
+
+    # ----- files -----------------------------------------------------------------------------
+    async def read_text(self, path: Path) -> str:
+        if not self._caps.read_text_file:
+            return await self._local.read_text(path)
+        try:
+            response = await self._conn.read_text_file(session_id=self._sid, path=str(path))
+        except RequestError as exc:
+            if not path.exists():  # editors answer a missing file with an error of their own choosing
+                raise FileNotFoundError(str(path)) from None
+            raise HostError(f"the editor could not read {path}: {exc}") from None
+        return response.content
+
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+        if not self._caps.write_text_file:
+            return await self._local.write_text(path, content, previous=previous)
+        try:
+            await self._conn.write_text_file(session_id=self._sid, path=str(path), content=content)
+        except RequestError as exc:
+            return WriteOutcome(False, f"the editor refused the write: {exc}")
+        return WriteOutcome(True)
+
+    async def delete_file(self, path: Path) -> WriteOutcome:
+        return await self._local.delete_file(path)  # ACP has no delete; undo of a created file lands here
+
+    # ----- commands --------------------------------------------------------------------------
+    async def run_command(self, spec: CommandSpec) -> CommandResult:
+        if not self._caps.terminal:
+            return await self._local.run_command(spec)
+        env = [EnvVariable(name=k, value=v) for k, v in {**COMMAND_ENV, **(spec.env or {})}.items()]
+        try:
+            created = await self._conn.create_terminal(session_id=self._sid, command="/bin/sh",
+                                                       args=["-c", spec.command], cwd=str(spec.cwd), env=env,
+                                                       output_byte_limit=spec.output_limit)
+        except RequestError as exc:
+            log.warning("terminal/create failed (%s); running the command in-process", exc)
+            return await self._local.run_command(spec)
+        tid = created.terminal_id
+        self._terminals.add(tid)
+        try:
+            return await self._follow(spec, tid)
+        finally:
+            with anyio_shield():
+                await self._release(tid)
+
+    async def _follow(self, spec: CommandSpec, tid: str) -> CommandResult:
+        await self._sink.send(events.tool_call_update(spec.tool_call_id, content=[events.terminal_content(tid)]))
+        timed_out = False
+        try:
+            async with asyncio.timeout(spec.timeout):
+                await self._conn.wait_for_terminal_exit(session_id=self._sid, terminal_id=tid)
+        except TimeoutError:
+            timed_out = True
+            await self._kill(tid)
+        except BaseException:  # interrupted: stop the command before the tool reports
+            with anyio_shield():
+                await self._kill(tid)
+            raise
+        out = await self._conn.terminal_output(session_id=self._sid, terminal_id=tid)
+        status = out.exit_status
+        code = status.exit_code if status is not None else None
+        return CommandResult(exit_code=None if timed_out else code, output=out.output, truncated=out.truncated,
+                             timed_out=timed_out, signal=status.signal if status is not None else None,
+                             terminal_id=tid)
+
+    async def _kill(self, tid: str) -> None:
+        try:
+            async with asyncio.timeout(CLEANUP_TIMEOUT):
+                await self._conn.kill_terminal(session_id=self._sid, terminal_id=tid)
+        except (RequestError, TimeoutError, ConnectionError) as exc:
+            log.warning("terminal/kill %s failed: %s", tid, exc)
+
+    async def _release(self, tid: str) -> None:
+        self._terminals.discard(tid)
+        try:
+            async with asyncio.timeout(CLEANUP_TIMEOUT):
+                await self._conn.release_terminal(session_id=self._sid, terminal_id=tid)
+        except (RequestError, TimeoutError, ConnectionError) as exc:
+            log.warning("terminal/release %s failed: %s", tid, exc)
+
+    async def release(self, task_id: str | None = None) -> None:
+        """Terminals are released as each command ends; this catches any left over (close, crash)."""
+        for tid in list(self._terminals):
+            await self._release(tid)
+
+    # ----- permissions and updates -----------------------------------------------------------
+    async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
+        cancelled = self._control.waiter()
+        if cancelled.done():
+            return PermissionDecision("cancelled")
+        call = ToolCallUpdate.model_validate({"toolCallId": request.tool_call_id, "title": request.title,
+                                              "kind": request.kind, "status": "pending",
+                                              "rawInput": dict(request.raw_input)})
+        options = [PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in request.options]
+        ask = asyncio.ensure_future(self._conn.request_permission(session_id=self._sid, tool_call=call,
+                                                                  options=options))
+        try:
+            waiting: list[asyncio.Future[Any]] = [ask, cancelled]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if cancelled.done() or not ask.done():
+                return PermissionDecision("cancelled")
+            answer = ask.result()
+        except RequestError as exc:
+            log.warning("session/request_permission failed (%s); the approval mode decides", exc)
+            return None
+        finally:
+            cancelled.cancel()
+            if not ask.done():
+                ask.cancel()
+                with contextlib.suppress(BaseException):
+                    await ask
+        outcome = answer.outcome
+        if isinstance(outcome, AllowedOutcome):
+            return PermissionDecision(outcome.option_id)
+        return PermissionDecision("cancelled")
+
+    async def send_update(self, update: SessionUpdate) -> None:
+        await self._sink.send(update)
+
+
+def anyio_shield() -> anyio.CancelScope:
+    """Cleanup that must finish even while the turn is being cancelled (the core uses anyio scopes)."""
+    return anyio.CancelScope(shield=True)
