@@ -1,0 +1,1 @@
+"""Test harness for the ACP face: the recording tee, the test client, frame validation, agent start-up."""
