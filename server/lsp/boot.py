@@ -1,0 +1,86 @@
+"""The message pump: answer ``initialize`` at once, then load pygls and the core and serve.
+
+``initialize`` is answered from ``capabilities.py`` (standard library only) before pygls, lsprotocol
+and the core are imported, which is most of the start-up time. Messages that arrive meanwhile wait
+in the pipe and are handled in order. Before ``initialize`` every request gets -32002.
+
+The pump ends on ``exit`` or end of input. Either way every running turn is cancelled (each persists
+its transcript), the sessions are closed, and the process exits with nothing left running.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from agent.version import __version__
+from server.lsp.capabilities import initialize_result
+from server.lsp.wire import StdioChannel, WireError
+
+if TYPE_CHECKING:
+    from server.lsp.server import AgentServer
+
+log = logging.getLogger("agentls.lsp")
+
+
+def _initialize_problem(params: Any) -> str | None:
+    if not isinstance(params, dict):
+        return "initialize: 'params' must be an object"
+    if not isinstance(params.get("capabilities"), dict):
+        return "initialize: 'capabilities' must be an object"
+    pid = params.get("processId")
+    if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int)):
+        return "initialize: 'processId' must be a number or null"
+    return None
+
+
+async def serve(max_bytes: int) -> int:
+    channel = await StdioChannel.open(max_bytes)
+    server: AgentServer | None = None
+    code = 0
+    while True:
+        item = await channel.read()
+        if item is None:
+            log.info("end of input: the client is gone")
+            break
+        if isinstance(item, WireError):
+            log.warning("bad message (%s): %s", item.code, item.message)
+            channel.send_error(item)
+            continue
+        if server is None:
+            if item.get("method") == "exit":
+                code = 1
+                break
+            server = _before_initialize(channel, item)
+            continue
+        server.protocol.receive(item)
+        if server.protocol.exit_requested:
+            break
+    if server is not None:
+        if server.protocol.exit_requested and not server.protocol.shutdown_requested:
+            code = 1
+        await server.aclose()
+    await channel.aclose()
+    return code
+
+
+def _before_initialize(channel: StdioChannel, message: dict[str, Any]) -> AgentServer | None:
+    method = message.get("method")
+    msg_id = message.get("id")
+    if method != "initialize":
+        if msg_id is not None and method is not None:
+            channel.send_error(WireError(-32002, f"{method}: the server is not initialized; send 'initialize' "
+                                                 "first", msg_id))
+        return None
+    if msg_id is None:
+        return None
+    problem = _initialize_problem(message.get("params"))
+    if problem is not None:
+        channel.send_error(WireError(-32602, problem, msg_id))
+        return None
+    channel.send({"jsonrpc": "2.0", "id": msg_id, "result": initialize_result(__version__)})
+    from server.lsp.handlers import create_server
+
+    server = create_server(channel)
+    server.protocol.initialize_from(message["params"])
+    return server

@@ -1,0 +1,167 @@
+"""For clients that can only run commands (Helix): ``workspace/executeCommand`` and ``@agent`` code actions.
+
+- ``agent.turn|steer|interrupt|compress|newSession`` take one argument, the params object of the
+  matching ``agent/*`` request. Without a ``sessionId`` they act on the workspace's inline session
+  (``agent.interrupt`` without one stops every running turn; ``agent.newSession`` without an argument
+  starts a fresh inline session). ``agent.turn`` also shows the answer with ``window/showMessage``.
+- A line containing ``@agent <instruction>`` offers the code action "agentls: <instruction>". Its
+  command, ``agent.codeAction {uri, line, instruction}``, runs a turn in the inline session scoped to
+  that file; edits arrive through ``workspace/applyEdit`` and the answer through ``showMessage``.
+  When the turn completes, the server removes the ``@agent`` comment (the whole line when the comment
+  is alone on it); when it does not complete, the comment stays so the user can retry.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from server.lsp import methods
+from server.lsp.capabilities import CODE_ACTION_KIND, COMMANDS
+from server.lsp.documents import path_of, split_lines
+from server.lsp.params import Params
+
+if TYPE_CHECKING:
+    from server.lsp.server import AgentServer
+
+MARKER = re.compile(r"@agent\b[:,]?\s+(?P<instruction>\S.*?)\s*(?:\*/|-->|#\}|%\}|-\})?\s*$")
+LEADER = re.compile(r"(?:#|//+|--|;+|/\*+|<!--|%|\"|\{#|\{%|\{-)\s*$")
+MAX_INLINE_CONTENT = 20_000
+SESSION_COMMANDS = {"agent.turn", "agent.steer", "agent.compress"}
+
+
+def find_markers(text: str, first: int, last: int) -> list[tuple[int, str]]:
+    """``(line, instruction)`` for each ``@agent`` line from ``first`` to ``last`` (0-based, inclusive)."""
+    found = []
+    for number, line in enumerate(split_lines(text)):
+        if number < first:
+            continue
+        if number > last:
+            break
+        match = MARKER.search(line.rstrip("\r\n"))
+        if match:
+            found.append((number, match.group("instruction")))
+    return found
+
+
+def code_actions(ls: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    only = params.context.only
+    if only and not any(CODE_ACTION_KIND == k or CODE_ACTION_KIND.startswith(f"{k}.") for k in only):
+        return []
+    path = path_of(params.text_document.uri)
+    if path is None:
+        return []
+    text = ls.documents.current(path)
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return []
+    actions = []
+    for line, instruction in find_markers(text, params.range.start.line, params.range.end.line):
+        title = f"agentls: {instruction}"
+        title = title if len(title) <= 80 else title[:79] + "…"
+        argument = {"uri": params.text_document.uri, "line": line, "instruction": instruction}
+        actions.append(types.CodeAction(title=title, kind=CODE_ACTION_KIND, command=types.Command(
+            title=title, command="agent.codeAction", arguments=[argument])))
+    return actions
+
+
+def _argument(command: str, arguments: Any) -> Any:
+    if arguments is None or arguments == []:
+        return {}
+    if isinstance(arguments, list) and len(arguments) == 1:
+        return arguments[0] if arguments[0] is not None else {}
+    raise JsonRpcInvalidParams(f"{command}: expects one argument, an object with the request's params")
+
+
+async def execute(ls: AgentServer, raw: Any) -> Any:
+    p = Params("workspace/executeCommand", raw)
+    command = p.string("command", limit=200)
+    if command not in COMMANDS:
+        raise JsonRpcInvalidParams(f"workspace/executeCommand: unknown command {command!r}; "
+                                   f"the commands are {', '.join(COMMANDS)}")
+    arg = _argument(command, p.raw.get("arguments"))
+    if not isinstance(arg, dict):
+        raise JsonRpcInvalidParams(f"{command}: the argument must be an object, not {type(arg).__name__}")
+    if command == "agent.codeAction":
+        return await run_code_action(ls, arg)
+    if command == "agent.newSession":
+        result = await methods.new_session(ls, arg, command)
+        if not arg:
+            ls.sessions.set_inline(ls.root, result["sessionId"])
+        return result
+    if command == "agent.interrupt" and arg.get("sessionId") is None:
+        return {"interrupted": ls.sessions.interrupt_all()}
+    if command in SESSION_COMMANDS and arg.get("sessionId") is None:
+        session_id, _ = await ls.sessions.inline()
+        arg = {**arg, "sessionId": session_id}
+    if command == "agent.turn":
+        return await methods.turn(ls, arg, command, show_answer=True)
+    if command == "agent.steer":
+        return await methods.steer(ls, arg, command)
+    if command == "agent.interrupt":
+        return await methods.interrupt(ls, arg, command)
+    return await methods.compress(ls, arg, command)
+
+
+def _scope_root(ls: AgentServer, path: Path) -> Path:
+    folders = [f for f in (path_of(uri) for uri in ls.workspace.folders) if f is not None]
+    for root in sorted([*folders, ls.root], key=lambda r: len(r.parts), reverse=True):
+        if root == path or root in path.parents:
+            return root
+    return path.parent
+
+
+async def run_code_action(ls: AgentServer, arg: dict[str, Any]) -> dict[str, Any]:
+    where = "agent.codeAction"
+    p = Params(where, arg)
+    uri = p.string("uri", limit=4096)
+    line = p.integer("line", minimum=0)
+    instruction = p.string("instruction")
+    path = path_of(uri)
+    if path is None or line is None:
+        raise p.invalid("'uri' must be a file:// URI and 'line' a line number")
+    root = _scope_root(ls, path)
+    _, agent = await ls.sessions.inline(root)
+    rel = path.relative_to(root).as_posix() if root in path.parents else str(path)
+    try:
+        content: str | None = await ls.documents.read(path)
+    except (OSError, UnicodeDecodeError):
+        content = None
+    context = (f"The user asked for this from an `@agent` comment in {rel} at line {line + 1}. The request is "
+               f"about that file: change it with edit_file. Do not edit the `@agent` comment itself; agentls "
+               f"removes it when you are done.")
+    if content is not None and len(content) <= MAX_INLINE_CONTENT:
+        context += f"\n\nThe current text of {rel} (the editor's buffer):\n```\n{content}\n```"
+    result = await ls.turns.run(agent, instruction, runtime_context=context, show_answer=True,
+                                token=p.token())
+    if result["completed"]:
+        await remove_marker(ls, agent.host, path, line, instruction)
+    return result
+
+
+async def remove_marker(ls: AgentServer, host: Any, path: Path, line: int, instruction: str) -> None:
+    """Remove the ``@agent`` comment (nearest to where it was) through the host, i.e. ``applyEdit``."""
+    try:
+        text = await ls.documents.read(path)
+    except (OSError, UnicodeDecodeError):
+        return
+    lines = split_lines(text)
+    candidates = [n for n, instr in find_markers(text, 0, len(lines)) if instr == instruction]
+    if not candidates:
+        return
+    number = min(candidates, key=lambda n: abs(n - line))
+    old = lines[number]
+    body = old.rstrip("\r\n")
+    eol = old[len(body):]
+    match = MARKER.search(body)
+    assert match is not None
+    leader = LEADER.search(body[:match.start()])
+    cut = leader.start() if leader else match.start()
+    lines[number] = "" if not body[:cut].strip() else body[:cut].rstrip() + eol
+    await host.write_text(path, "".join(lines), previous=text)

@@ -1,0 +1,138 @@
+"""``LspHost``: the core's ``Host`` for one session, acting through the editor.
+
+- Reads: the synced buffer of an open document (or what the server just wrote), else the disk.
+- Writes: ``workspace/applyEdit`` (a ``TextDocumentEdit`` with the buffer's version, ``CreateFile``
+  plus an edit for a new file, ``DeleteFile``). A refused edit is reported to the model as "the user
+  rejected this edit". A client that cannot apply edits gets direct disk writes.
+- Terminals and permissions: ``terminal.py`` and ``permissions.py``.
+- Updates: ``agent/update`` when the client declared ``experimental.agent.updates``; tool calls also
+  feed the turn's ``$/progress``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from agent.local_host import LocalHost
+from agent.types import SessionUpdate
+from server.lsp.documents import file_uri, text_edits
+from server.lsp.permissions import ask_permission
+from server.lsp.terminal import Terminals
+
+if TYPE_CHECKING:
+    from server.lsp.progress import TurnProgress
+    from server.lsp.server import AgentServer
+
+log = logging.getLogger("agentls.lsp.host")
+
+REJECTED = "the user rejected this edit"
+
+
+class LspHost:
+    def __init__(self, ls: AgentServer, session_id: str, root: Path) -> None:
+        self._ls = ls
+        self.session_id = session_id
+        self._root = Path(root).resolve()
+        self._disk = LocalHost(self._root)
+        self.terminals = Terminals(ls, session_id)
+        self.progress: TurnProgress | None = None  # set by the turn runner while a turn runs
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    # ----------------------------------------------------------------- files
+    async def read_text(self, path: Path) -> str:
+        return await self._ls.documents.read(path)
+
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+        ls = self._ls
+        features = ls.features
+        if not features.apply_edit:
+            return await self._disk_write(path, content)
+        buffer = ls.documents.buffer(path)
+        base = ls.documents.current(path)
+        if base is None:
+            base = await self._disk_text(path)
+        creating = base is None
+        uri = file_uri(path)
+        if creating and not features.create_files:
+            return await self._disk_write(path, content)
+        edits: list[types.TextEdit] = text_edits(base or "", content)
+        if not edits and not creating:
+            return WriteOutcome(True)
+        version = buffer.version if buffer is not None else None
+        changes: list[Any] = []
+        if creating:
+            changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False,
+                                                                                     ignore_if_exists=True)))
+        if features.document_changes:
+            ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            changes.append(types.TextDocumentEdit(text_document=ident, edits=list(edits)))
+            edit = types.WorkspaceEdit(document_changes=changes)
+        else:
+            edit = types.WorkspaceEdit(changes={uri: edits})
+        outcome = await self._apply(edit, f"the edit of {path.name}")
+        if outcome.applied:
+            ls.documents.wrote(path, content, version)
+        return outcome
+
+    async def delete_file(self, path: Path) -> WriteOutcome:
+        ls = self._ls
+        if not (ls.features.apply_edit and ls.features.delete_files):
+            ls.documents.forget(path)
+            return await self._disk.delete_file(path)
+        edit = types.WorkspaceEdit(document_changes=[types.DeleteFile(
+            uri=file_uri(path), options=types.DeleteFileOptions(ignore_if_not_exists=True))])
+        outcome = await self._apply(edit, f"the deletion of {path.name}")
+        if outcome.applied:
+            ls.documents.forget(path)
+        return outcome
+
+    async def _apply(self, edit: types.WorkspaceEdit, what: str) -> WriteOutcome:
+        timeout = self._ls.options.client_timeout
+        params = types.ApplyWorkspaceEditParams(edit=edit, label="agentls")
+        try:
+            result = await self._ls.call(types.WORKSPACE_APPLY_EDIT, params, timeout)
+        except TimeoutError:
+            return WriteOutcome(False, f"the editor did not answer {what} in {timeout:g} s; it was not applied")
+        except JsonRpcException as exc:
+            return WriteOutcome(False, f"the editor could not apply {what}: {exc.message}")
+        if isinstance(result, types.ApplyWorkspaceEditResult) and result.applied:
+            return WriteOutcome(True)
+        reason = getattr(result, "failure_reason", None)
+        return WriteOutcome(False, f"{REJECTED} ({reason})" if reason else REJECTED)
+
+    async def _disk_write(self, path: Path, content: str) -> WriteOutcome:
+        self._ls.documents.forget(path)
+        return await self._disk.write_text(path, content, previous=None)
+
+    async def _disk_text(self, path: Path) -> str | None:
+        try:
+            return await self._disk.read_text(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    # ----------------------------------------------------------------- commands, permissions
+    async def run_command(self, spec: CommandSpec) -> CommandResult:
+        return await self.terminals.run(spec)
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
+        return await ask_permission(self._ls, self.session_id, request)
+
+    async def release(self, task_id: str | None = None) -> None:
+        await self.terminals.release_all()
+
+    # ----------------------------------------------------------------- updates
+    async def send_update(self, update: SessionUpdate) -> None:
+        progress = self.progress
+        if progress is not None:
+            progress.on_update(update)
+        if self._ls.features.updates:
+            self._ls.notify("agent/update", {"sessionId": self.session_id, "update": update})

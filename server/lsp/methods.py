@@ -1,0 +1,112 @@
+"""The ``agent/*`` requests, shared by the request handlers and ``workspace/executeCommand``.
+
+Each takes the raw params and a ``where`` (the method or command name, for error messages) and
+returns the result object of PROTOCOL.md's table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInternalError
+
+from server.lsp.params import MAX_PROMPT_CHARS, Params
+
+if TYPE_CHECKING:
+    from server.lsp.server import AgentServer
+
+
+async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession") -> dict[str, Any]:
+    p = Params(where, raw)
+    cwd = p.directory("cwd")
+    system_message = p.optional_string("systemMessage", limit=100_000)
+    return {"sessionId": await ls.sessions.create(cwd, system_message)}
+
+
+async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_answer: bool = False) -> dict[str, Any]:
+    p = Params(where, raw)
+    session_id = p.session_id()
+    prompt = p.prompt()
+    task_id = p.optional_string("taskId", limit=200)
+    token = p.token()
+    agent = await ls.sessions.get(session_id, where)
+    return await ls.turns.run(agent, prompt, task_id=task_id, token=token, show_answer=show_answer)
+
+
+async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[str, Any]:
+    p = Params(where, raw)
+    session_id = p.session_id()
+    text = p.string("text", limit=MAX_PROMPT_CHARS)
+    agent = await ls.sessions.get(session_id, where)
+    if agent.steer(text):
+        return {"outcome": "queued"}
+    ls.turns.background(agent, text)
+    return {"outcome": "startedNewTurn"}
+
+
+async def interrupt(ls: AgentServer, raw: Any, where: str = "agent/interrupt") -> dict[str, Any]:
+    p = Params(where, raw)
+    agent = await ls.sessions.get(p.session_id(), where)
+    return {"interrupted": agent.interrupt()}
+
+
+async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> dict[str, Any]:
+    p = Params(where, raw)
+    session_id = p.session_id()
+    focus = p.optional_string("focus", limit=10_000)
+    keep_last = p.integer("keepLast", minimum=0, maximum=10_000)
+    preview = p.boolean("preview")
+    aggressive = p.boolean("aggressive")
+    agent = await ls.sessions.get(session_id, where)
+    # Compression waits for the session's running turn: a request queued inside a turn that then ends
+    # would never be answered (tests/core_bugs/test_compress_during_final_call.py).
+    async with ls.turns.holding(session_id):
+        out = await agent.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
+    if "error" in out or "tokensBefore" not in out:
+        raise JsonRpcInternalError(f"{where}: compression failed: {out.get('error', 'no report')}; "
+                                   "the transcript is unchanged (see the server log)")
+    result = {k: out[k] for k in ("tokensBefore", "tokensAfter", "messagesBefore", "messagesAfter")}
+    if out.get("summary"):
+        result["summary"] = out["summary"]
+    return result
+
+
+async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessions") -> dict[str, Any]:
+    p = Params(where, raw)
+    cwd = p.optional_string("cwd", limit=4096)
+    if cwd is not None:
+        from server.lsp.params import uri_to_path
+
+        cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
+    query = p.optional_string("query", limit=1000)
+    cursor = p.optional_string("cursor", limit=1000)
+    records, next_cursor = await ls.sessions.list(cwd, query, cursor)
+    result: dict[str, Any] = {"sessions": [{"sessionId": r.id, "title": r.title, "cwd": r.cwd,
+                                            "updatedAt": r.updated_at} for r in records]}
+    if next_cursor:
+        result["nextCursor"] = next_cursor
+    return result
+
+
+async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSession") -> dict[str, Any]:
+    from agent.replay import replay_updates
+
+    p = Params(where, raw)
+    session_id = p.session_id()
+    agent = await ls.sessions.get(session_id, where)
+    messages = [dict(m) for m in agent.messages]
+    if ls.features.updates:
+        for update in replay_updates(agent.messages):
+            ls.notify("agent/update", {"sessionId": session_id, "update": update})
+    return {"sessionId": session_id, "messages": messages}
+
+
+async def undo(ls: AgentServer, raw: Any, where: str = "agent/undo") -> dict[str, Any]:
+    p = Params(where, raw)
+    session_id = p.session_id()
+    turns = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
+    agent = await ls.sessions.get(session_id, where)
+    async with ls.turns.holding(session_id):
+        restored = await agent.undo(turns)
+    return {"restoredFiles": restored}

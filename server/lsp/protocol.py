@@ -1,0 +1,193 @@
+"""The JSON-RPC side of the server: raw ``agent/*`` params, readable errors, client calls with timeouts.
+
+- ``agent/*`` requests and ``workspace/executeCommand`` keep their params as plain dicts (pygls would
+  turn untyped params into lossy namedtuples); handlers validate them (``params.py``).
+- A message whose typed params cannot be structured gets -32602 naming the problem (pygls alone
+  answers nothing and the client waits forever).
+- Every server → client request goes through ``call`` with a timeout; a late or abandoned one is
+  cancelled on the client with ``$/cancelRequest``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Generator
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeGuard
+from urllib.parse import unquote
+
+import attrs
+from cattrs import transform_error
+from cattrs.errors import ClassValidationError
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.workspace import Workspace
+
+from server.lsp.capabilities import POSITION_ENCODING, server_capabilities
+
+if TYPE_CHECKING:
+    from server.lsp.server import AgentServer
+
+log = logging.getLogger("agentls.lsp.protocol")
+
+RAW_METHODS = frozenset({types.WORKSPACE_EXECUTE_COMMAND})
+
+
+def is_raw(method: Any) -> TypeGuard[str]:
+    return isinstance(method, str) and (method.startswith("agent/") or method in RAW_METHODS)
+
+
+@attrs.define
+class RawRequest:
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any
+
+
+@attrs.define
+class RawNotification:
+    method: str
+    jsonrpc: str
+    params: Any
+
+
+class StructureError(Exception):
+    """Params (or a response) that do not fit the LSP type of their method."""
+
+
+class AgentProtocol(LanguageServerProtocol):
+    _server: AgentServer
+
+    def __init__(self, server: AgentServer, converter: Any) -> None:
+        super().__init__(server, converter)
+        self._ids = itertools.count(1)
+        self.initialized = False
+        self.shutdown_requested = False
+        self.exit_requested = False
+
+    # ----------------------------------------------------------------- incoming
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        if "method" not in data:  # a response to one of our requests
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            result_type = self._result_types.pop(data["id"], None)
+            if result_type is None:
+                return JsonRPCResponseMessage(id=data["id"], jsonrpc=data["jsonrpc"], result=data.get("result"))
+            return self._converter.structure(data, result_type)
+        method: str = data["method"]
+        if is_raw(method):
+            if "id" in data:
+                return RawRequest(id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params"))
+            return RawNotification(method=method, jsonrpc=data["jsonrpc"], params=data.get("params"))
+        message_type = self.get_message_type(method)
+        if message_type is None:
+            if "id" in data:
+                return JsonRPCRequestMessage(id=data["id"], method=method, jsonrpc=data["jsonrpc"],
+                                             params=data.get("params"))
+            return JsonRPCNotification(method=method, jsonrpc=data["jsonrpc"], params=data.get("params"))
+        return self._converter.structure(data, message_type)
+
+    def receive(self, data: dict[str, Any]) -> None:
+        """Handle one checked JSON-RPC message; whatever is wrong with it is answered, never raised."""
+        method = data.get("method")
+        is_request = "id" in data and method is not None
+        if method == types.INITIALIZE and is_request:
+            self._reply_error(data["id"], -32600, "the server is already initialized")
+            return
+        if self.shutdown_requested and method != types.EXIT:
+            if is_request:
+                self._reply_error(data["id"], -32600, "the server is shutting down; only 'exit' is accepted")
+            return
+        try:
+            message = self.structure_message(data)
+        except Exception as exc:  # noqa: BLE001 - whatever fails to structure is answered, never raised
+            self._bad_message(data, exc)
+            return
+        self.handle_message(message)
+
+    def _bad_message(self, data: dict[str, Any], exc: Exception) -> None:
+        detail = _describe(exc)
+        method = data.get("method")
+        if method is None:
+            future = self._request_futures.pop(data["id"], None)
+            log.warning("unreadable answer from the client to request %r: %s", data["id"], detail)
+            if future is not None and not future.done():
+                future.set_exception(JsonRpcInternalError(f"the editor's answer could not be read: {detail}"))
+        elif "id" in data:
+            self._reply_error(data["id"], -32602, f"{method}: invalid params: {detail}")
+        else:
+            log.warning("ignored notification %s with invalid params: %s", method, detail)
+
+    def _reply_error(self, msg_id: int | str, code: int, message: str) -> None:
+        self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+    # ----------------------------------------------------------------- lifecycle
+    def initialize_from(self, params: dict[str, Any]) -> None:
+        """Set up from ``initialize`` params whose answer ``boot.py`` already sent."""
+        try:
+            init = self._converter.structure(params, types.InitializeParams)
+        except Exception as exc:  # noqa: BLE001 - initialize was answered already; keep going
+            log.warning("initialize params only partly understood (%s); continuing", _describe(exc))
+            init = types.InitializeParams(capabilities=types.ClientCapabilities(),
+                                          root_uri=params.get("rootUri") if isinstance(params.get("rootUri"), str)
+                                          else None)
+        self._server.process_id = init.process_id
+        self.client_capabilities = init.capabilities
+        root_uri = init.root_uri
+        if root_uri is None and init.root_path:
+            root_uri = f"file://{init.root_path}"
+        self._workspace = Workspace(root_uri, types.TextDocumentSyncKind.Incremental,
+                                    init.workspace_folders or [], POSITION_ENCODING)
+        self.server_capabilities = self._converter.structure(server_capabilities(), types.ServerCapabilities)
+        self.initialized = True
+        self._server.configure(params)
+
+    @lsp_method(types.SHUTDOWN)
+    async def lsp_shutdown(self, *args: Any) -> None:  # type: ignore[override]
+        self.shutdown_requested = True
+        await self._server.aclose()
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> None:  # type: ignore[override]
+        self.exit_requested = True
+
+    # ----------------------------------------------------------------- builtins we change
+    @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
+    async def lsp_workspace__execute_command(self, params: Any) -> Any:  # type: ignore[override]
+        from server.lsp.commands import execute
+
+        return await execute(self._server, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams
+                                      ) -> Generator[Any, Any, None]:
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            log.warning("didChange for a document that is not open: %s", params.text_document.uri)
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+    # ----------------------------------------------------------------- outgoing
+    async def call(self, method: str, params: Any, timeout: float) -> Any:
+        """A request to the client. Raises ``TimeoutError``, or ``JsonRpcException`` for an error answer."""
+        msg_id = f"agentls-{next(self._ids)}"
+        inner: Future[Any] = self.send_request(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(inner), timeout)
+        finally:
+            if not inner.done() or inner.cancelled():
+                self._request_futures.pop(msg_id, None)
+                self._result_types.pop(msg_id, None)
+                self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ClassValidationError):
+        return "; ".join(transform_error(exc, path="$"))
+    if isinstance(exc, JsonRpcException):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"

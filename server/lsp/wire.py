@@ -1,0 +1,217 @@
+"""LSP base protocol on stdio, on asyncio pipes: ``Content-Length`` framing and JSON-RPC envelope checks.
+
+Standard library only, so the first answer goes out before pygls is imported. Whatever a client
+sends, ``read()`` returns a message or a ``WireError`` to answer (malformed JSON -32700, not a
+JSON-RPC message -32600, a message over the size limit -32600) and keeps reading: the stream stays
+in sync as long as the ``Content-Length`` headers are right.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+log = logging.getLogger("agentls.lsp.wire")
+
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+HEADER_LIMIT = 64 * 1024
+_ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+MsgId = int | str
+
+
+@dataclass(frozen=True)
+class WireError:
+    """An incoming message that cannot be handled; answered with ``code`` (id null when unknown)."""
+
+    code: int
+    message: str
+    id: MsgId | None = None
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def check_envelope(data: Any) -> dict[str, Any] | WireError:
+    """A JSON-RPC 2.0 request, notification or response, or the -32600 error for it."""
+    if isinstance(data, list):
+        return WireError(-32600, "batch messages (JSON arrays) are not part of LSP; send one message per frame")
+    if not isinstance(data, dict):
+        return WireError(-32600, f"a JSON-RPC message must be a JSON object, not {type(data).__name__}")
+    msg_id = data.get("id")
+    known_id = msg_id if _valid_id(msg_id) else None
+    if data.get("jsonrpc") != "2.0":
+        return WireError(-32600, "'jsonrpc' must be \"2.0\"", known_id)
+    if "id" in data and not _valid_id(msg_id):
+        return WireError(-32600, "'id' must be a number or a string")
+    if "method" in data:
+        method = data["method"]
+        if not isinstance(method, str) or not method:
+            return WireError(-32600, "'method' must be a non-empty string", known_id)
+        params = data.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            if known_id is not None:
+                return WireError(-32602, f"{method}: 'params' must be an object", known_id)
+            return WireError(-32600, f"{method}: 'params' must be an object")
+        return data
+    if "id" in data and ("result" in data or "error" in data):
+        return data
+    return WireError(-32600, "a message needs a 'method' (request or notification), or an 'id' with a "
+                             "'result' or an 'error' (response)", known_id)
+
+
+def frame(obj: Any) -> bytes:
+    body = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def error_frame(msg_id: MsgId | None, code: int, message: str) -> bytes:
+    return frame({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+
+class _WriteProtocol(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.lost = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+
+class StdioChannel:
+    """One framed JSON-RPC stream. ``write(bytes)`` makes it a pygls writer too."""
+
+    def __init__(self, reader: asyncio.StreamReader, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self._reader = reader
+        self.max_bytes = max_bytes
+        self._transport: asyncio.WriteTransport | None = None
+        self._protocol: _WriteProtocol | None = None
+        self._sync_out: BinaryIO | None = None
+        self.closed = False
+
+    @classmethod
+    async def open(cls, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin: BinaryIO | None = None,
+                   stdout: BinaryIO | None = None) -> StdioChannel:
+        loop = asyncio.get_running_loop()
+        stdin = stdin or sys.stdin.buffer
+        stdout = stdout or sys.stdout.buffer
+        reader = asyncio.StreamReader(limit=HEADER_LIMIT)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        except ValueError:  # a regular file: read it whole (it never blocks for long)
+            reader.feed_data(stdin.read())
+            reader.feed_eof()
+        channel = cls(reader, max_bytes)
+        try:
+            transport, protocol = await loop.connect_write_pipe(_WriteProtocol, stdout)
+            channel._transport, channel._protocol = transport, protocol
+        except ValueError:
+            channel._sync_out = stdout
+        return channel
+
+    # ----------------------------------------------------------------- reading
+    async def read(self) -> dict[str, Any] | WireError | None:
+        """The next message, a ``WireError`` to answer, or None at end of input."""
+        try:
+            headers, bad = await self._read_headers()
+            if headers is None:
+                return None
+            length_text = headers.get("content-length")
+            if length_text is None or not length_text.isdigit():
+                return WireError(-32700, "a message header without a valid Content-Length; the frame was skipped")
+            length = int(length_text)
+            if length > self.max_bytes:
+                return await self._skip(length)
+            body = await self._reader.readexactly(length)
+        except asyncio.IncompleteReadError:
+            return None
+        if bad:
+            log.warning("ignored malformed header line(s): %s", bad)
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return WireError(-32700, f"the message is not valid JSON ({exc}); it was ignored")
+        return check_envelope(data)
+
+    async def _read_headers(self) -> tuple[dict[str, str] | None, list[str]]:
+        headers: dict[str, str] = {}
+        bad: list[str] = []
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.LimitOverrunError as exc:
+                await self._reader.readexactly(exc.consumed)
+                bad.append("(an overlong header line)")
+                continue
+            except asyncio.IncompleteReadError:
+                return None, bad
+            text = line.decode("ascii", "replace").strip()
+            if not text:
+                if headers or bad:
+                    return headers, bad
+                continue  # blank lines between frames
+            name, sep, value = text.partition(":")
+            if sep:
+                headers[name.strip().lower()] = value.strip()
+            else:
+                bad.append(text[:80])
+
+    async def _skip(self, length: int) -> WireError | None:
+        head = await self._reader.readexactly(min(length, 4096))
+        remaining = length - len(head)
+        while remaining:
+            chunk = await self._reader.read(min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            remaining -= len(chunk)
+        match = _ID_RE.search(head)
+        msg_id: MsgId | None = None
+        if match:
+            try:
+                msg_id = json.loads(match.group(1))
+            except ValueError:
+                msg_id = None
+        return WireError(-32600, f"the message is {length:,} bytes; the limit is {self.max_bytes:,} bytes. "
+                                 "Send large content as a file reference instead", msg_id)
+
+    # ----------------------------------------------------------------- writing
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            if self._transport is not None:
+                if self._transport.is_closing():
+                    self.closed = True
+                    return
+                self._transport.write(data)
+            elif self._sync_out is not None:
+                self._sync_out.write(data)
+                self._sync_out.flush()
+        except (OSError, RuntimeError) as exc:
+            log.info("the client's end of stdout is gone: %s", exc)
+            self.closed = True
+
+    def send(self, obj: Any) -> None:
+        self.write(frame(obj))
+
+    def send_error(self, error: WireError) -> None:
+        self.write(error_frame(error.id, error.code, error.message))
+
+    def close(self) -> None:
+        """pygls calls this on ``exit``; the real close is ``aclose``."""
+
+    async def aclose(self, timeout: float = 5.0) -> None:
+        """Flush what is buffered, then close stdout."""
+        self.closed = True
+        if self._transport is not None and self._protocol is not None:
+            self._transport.close()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._protocol.lost), timeout)
+            except TimeoutError:
+                self._transport.abort()
