@@ -1,0 +1,138 @@
+"""End-to-end fixtures: the real ``agentls lsp`` process, a fake editor (pytest-lsp), the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pytest_lsp import ClientServerConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from agent.scripted import ScriptedServer
+
+from .editor import Editor, make_editor
+
+DATA_DIR = Path(os.environ.get("AGENTLS_DATA_DIR") or tempfile.mkdtemp(prefix="agentls-lsp-tests-"))
+SERVER_ENV = {**os.environ, "AGENTLS_DATA_DIR": str(DATA_DIR), "AGENTLS_API_KEY": "scripted-key",
+              "AGENTLS_CONFIG": str(DATA_DIR / "no-user-config.toml")}
+for _name in ("AGENTLS_MODEL", "AGENTLS_BASE_URL", "AGENTLS_PROVIDER", "AGENTLS_APPROVAL", "OPENAI_API_KEY"):
+    SERVER_ENV.pop(_name, None)
+SERVER_COMMAND = [sys.executable, "-m", "server", "lsp"]
+DB_PATH = DATA_DIR / "sessions.db"
+
+# Helix 25.01's declared capabilities, as far as the server looks at them (helix-lsp/src/client.rs):
+# applyEdit with documentChanges and resource operations, progress, no window.showMessage (so no
+# showMessageRequest), no experimental capabilities.
+HELIX_CAPABILITIES: dict[str, Any] = {
+    "workspace": {"configuration": True, "applyEdit": True, "executeCommand": {"dynamicRegistration": False},
+                  "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "rename", "delete"],
+                                    "failureHandling": "abort", "normalizesLineEndings": False},
+                  "workspaceFolders": True},
+    "textDocument": {"codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+        "", "quickfix", "refactor", "refactor.extract", "refactor.inline", "refactor.rewrite", "source",
+        "source.organizeImports"]}}, "isPreferredSupport": True, "disabledSupport": True, "dataSupport": True,
+        "resolveSupport": {"properties": ["edit", "command"]}},
+        "synchronization": {"didSave": True, "willSave": False}},
+    "window": {"workDoneProgress": True},
+    "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+}
+FULL_AGENT = {"terminal": True, "permissions": True, "updates": True}
+
+
+def _capture(name: str) -> dict[str, Any]:
+    for resource in resources.files("pytest_lsp.clients").iterdir():
+        if resource.name.startswith(name) and resource.name.endswith(".json"):
+            data: dict[str, Any] = json.loads(resource.read_text())
+            return dict(data["capabilities"])
+    raise LookupError(name)
+
+
+def capabilities(profile: str, agent: dict[str, Any] | None) -> types.ClientCapabilities:
+    """VS Code or Neovim (pytest-lsp's captures), Helix, or "bare" (no capabilities at all), with
+    ``experimental.agent`` when given."""
+    raw = {"vscode": lambda: _capture("visual_studio_code_v1.65.2"), "neovim": lambda: _capture("neovim_v0.11.0"),
+           "helix": lambda: json.loads(json.dumps(HELIX_CAPABILITIES)), "bare": dict}[profile]()
+    if agent is not None:
+        raw.setdefault("experimental", {})["agent"] = agent
+    caps: types.ClientCapabilities = get_converter().structure(raw, types.ClientCapabilities)
+    return caps
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_editor,
+                                              server_env=SERVER_ENV))
+async def editor(lsp_client: Editor) -> AsyncIterator[None]:
+    yield
+    server = lsp_client._server
+    if lsp_client.capabilities is not None and lsp_client.error is None and server is not None \
+            and server.returncode is None:
+        try:
+            await asyncio.wait_for(lsp_client.shutdown_session(), 20)
+        except TimeoutError:
+            server.kill()
+            pytest.fail("the server did not shut down within 20 s")
+
+
+@pytest.fixture
+async def srv() -> AsyncIterator[ScriptedServer]:
+    async with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = (tmp_path / "ws").resolve()
+    ws.mkdir()
+    (ws / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n\n\nprint(greet('world'))\n")
+    (ws / "notes.md").write_text("# Notes\n\n- one\n- two\n")
+    return ws
+
+
+async def initialize(editor: Editor, srv: ScriptedServer, workspace: Path, *, profile: str = "vscode",
+                     agent: dict[str, Any] | None = FULL_AGENT, options: dict[str, Any] | None = None,
+                     init_options: Any = ...) -> types.InitializeResult:
+    opts = {"model": "scripted", "baseUrl": srv.openai_url, "titles": "prompt", "approval": "yolo",
+            "maxRetries": 0, **(options or {})}
+    result: types.InitializeResult = await editor.initialize_session(types.InitializeParams(
+        capabilities=capabilities(profile, agent), root_uri=workspace.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+        initialization_options=opts if init_options is ... else init_options))
+    return result
+
+
+async def request(editor: Editor, method: str, params: Any, timeout: float = 30) -> Any:
+    return await asyncio.wait_for(editor.protocol.send_request_async(method, params), timeout)
+
+
+async def new_session(editor: Editor, **params: Any) -> str:
+    result = await request(editor, "agent/newSession", params)
+    session_id: str = result["sessionId"]
+    return session_id
+
+
+async def until(predicate: Any, timeout: float = 10.0, what: str = "condition") -> None:
+    """Wait until ``predicate()`` is true (polling the event loop)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def update_kinds(editor: Editor, session_id: str | None = None) -> list[str]:
+    return [u["update"]["sessionUpdate"] for u in editor.seen.updates
+            if session_id is None or u["sessionId"] == session_id]

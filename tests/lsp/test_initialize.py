@@ -1,0 +1,108 @@
+"""initialize: the advertised capabilities, settings from every layer, bad settings, no model at all."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig
+
+from agent.scripted import ScriptedServer, text
+from server.lsp.capabilities import COMMANDS, METHODS, UPDATE_KINDS
+
+from .conftest import SERVER_ENV, initialize, new_session, request, until
+from .editor import Editor, make_editor
+
+
+async def test_capabilities_are_the_contract(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
+    result = await initialize(editor, srv, workspace)
+    caps = result.capabilities
+    assert caps.experimental == {"agent": {"version": 1, "methods": list(METHODS), "updateKinds": list(UPDATE_KINDS)}}
+    assert set(METHODS) == {"agent/newSession", "agent/turn", "agent/steer", "agent/interrupt", "agent/compress",
+                            "agent/listSessions", "agent/loadSession", "agent/undo"}
+    sync = caps.text_document_sync
+    assert isinstance(sync, types.TextDocumentSyncOptions)
+    assert sync.change == types.TextDocumentSyncKind.Incremental and sync.open_close
+    assert caps.execute_command_provider is not None
+    assert set(caps.execute_command_provider.commands) == set(COMMANDS)
+    assert {"agent.turn", "agent.steer", "agent.interrupt", "agent.compress", "agent.newSession"} <= set(COMMANDS)
+    assert isinstance(caps.code_action_provider, types.CodeActionOptions)
+    assert caps.position_encoding == types.PositionEncodingKind.Utf16
+    assert result.server_info is not None and result.server_info.name == "agentls"
+
+
+async def test_init_options_outrank_the_workspace_file(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / ".agentls.toml").write_text('model = "from-file"\nmax_iterations = 7\n')
+    await initialize(editor, srv, workspace, options={"model": "from-init"})
+    sid = await new_session(editor)
+    srv.push(text("ok"))
+    await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"})
+    assert srv.requests[-1].model == "from-init"
+
+
+async def test_a_bad_option_is_reported_and_the_rest_still_applies(editor: Editor, srv: ScriptedServer,
+                                                                   workspace: Path) -> None:
+    await initialize(editor, srv, workspace, options={"maxIterations": "many", "approval": "sometimes"})
+    await until(lambda: len(editor.messages) >= 2, what="two error messages")
+    errors = [m.message for m in editor.messages if m.type == types.MessageType.Error]
+    assert any("maxIterations" in m and "initializationOptions" in m for m in errors), errors
+    assert any("approval" in m and "initializationOptions" in m for m in errors), errors
+    sid = await new_session(editor)
+    srv.push(text("still works"))
+    result = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"})
+    assert result["finalResponse"] == "still works"
+    assert srv.requests[-1].model == "scripted"  # the good options were kept
+
+
+async def test_a_broken_workspace_file_is_reported_not_fatal(editor: Editor, srv: ScriptedServer,
+                                                            workspace: Path) -> None:
+    (workspace / ".agentls.toml").write_text("model = [unclosed\n")
+    await initialize(editor, srv, workspace)
+    await until(lambda: editor.messages, what="an error message")
+    assert ".agentls.toml" in editor.messages[0].message
+    sid = await new_session(editor)
+    srv.push(text("fine"))
+    assert (await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"}))["finalResponse"] == "fine"
+
+
+async def test_bad_lsp_options_are_reported(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
+    await initialize(editor, srv, workspace, options={"clientTimeout": -3})
+    await until(lambda: editor.messages, what="an error message")
+    assert "clientTimeout" in editor.messages[0].message
+
+
+# A server whose core cannot find the local model either: nothing to talk to at all.
+HIDE_LOCAL = ("import importlib.util as u, sys; real = u.find_spec; "
+              "u.find_spec = lambda n, p=None: None if n.startswith('xllamacpp') else real(n, p); "
+              "from server.lsp import main; sys.exit(main([]))")
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-c", HIDE_LOCAL],
+                                              client_factory=make_editor,
+                                              server_env={k: v for k, v in SERVER_ENV.items()
+                                                          if k != "AGENTLS_API_KEY"}))
+def modelless(lsp_client: Editor) -> None:
+    return None
+
+
+async def test_without_a_model_the_server_starts_and_a_turn_explains(modelless: Editor, workspace: Path) -> None:
+    await modelless.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri()))
+    sid = await new_session(modelless)
+    with pytest.raises(JsonRpcException) as info:
+        await request(modelless, "agent/turn", {"sessionId": sid, "prompt": "hi"})
+    assert info.value.code == -32603
+    message = info.value.message
+    assert "Two ways forward" in message and "AGENTLS_API_KEY" in message and "agentls[local]" in message
+    # Fixing the workspace file takes effect without a restart.
+    async with ScriptedServer() as srv:
+        (workspace / ".agentls.toml").write_text(f'model = "scripted"\nbase_url = "{srv.openai_url}"\n')
+        srv.push(text("now there is a model"))
+        result = await request(modelless, "agent/turn", {"sessionId": sid, "prompt": "hi"})
+        assert result["finalResponse"] == "now there is a model"
+    await asyncio.wait_for(modelless.shutdown_session(), 20)
