@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import type { SessionUpdate, TurnResult } from '../../src/acp';
 import type { ToWebview } from '../../src/protocol';
-import { ARTIFACTS, CHROMIUM_ARGS, findChromium, fixtureMessages, loadFixture, openChat, writeTestPage, type ChatPage } from './harness';
+import { ARTIFACTS, CHROMIUM_ARGS, ROOT, findChromium, fixtureMessages, loadFixture, openChat, writeTestPage, type ChatPage } from './harness';
 
 describe('chat webview (headless Chromium)', function () {
   this.timeout(30_000);
@@ -305,7 +307,13 @@ describe('chat webview (headless Chromium)', function () {
         type: 'permissionRequest',
         requestId: 'perm-2',
         toolCall: { toolCallId: 'call_5', title: 'Run git commit -am "Validate ports"', kind: 'execute', rawInput: { command: 'git commit -am "Validate ports"' } },
-        options: fixture.permission.options,
+        // The option names the real server sends.
+        options: [
+          { optionId: 'allow_once', name: 'Allow once', kind: 'allow_once' },
+          { optionId: 'allow_always', name: 'Always allow', kind: 'allow_always' },
+          { optionId: 'reject_once', name: 'Reject', kind: 'reject_once' },
+          { optionId: 'reject_always', name: 'Always reject', kind: 'reject_always' },
+        ],
       });
       await tall.page.fill('.prompt', 'Also add a test for port 0');
       await tall.page.evaluate(() => document.fonts.ready);
@@ -314,5 +322,54 @@ describe('chat webview (headless Chromium)', function () {
     } finally {
       await tall.page.close();
     }
+  });
+});
+
+describe('chat webview: a turn recorded from the real server', function () {
+  this.timeout(30_000);
+  let browser: Browser | undefined;
+  let chat: ChatPage;
+  const recorded = JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'recorded-turn.json'), 'utf8')) as {
+    prompt: string;
+    sessionId: string;
+    events: { sessionId: string; update: SessionUpdate }[];
+    result: TurnResult;
+  };
+
+  before(async function () {
+    const executablePath = findChromium();
+    if (!executablePath) this.skip();
+    browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+    chat = await openChat(browser, writeTestPage(), { width: 440, height: 1500 });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('renders the recorded stream: one message per reply, final tool states, diff, plan, usage', async () => {
+    await chat.send(
+      { type: 'status', state: 'ready', model: 'scripted-model' },
+      { type: 'reset', sessionId: recorded.sessionId },
+      { type: 'userMessage', text: recorded.prompt },
+      { type: 'turnState', running: true },
+      ...recorded.events.map((e): ToWebview => ({ type: 'update', sessionId: e.sessionId, update: e.update })),
+      { type: 'turnResult', result: recorded.result },
+      { type: 'turnState', running: false },
+    );
+    const agents = await chat.page.locator('.msg.agent').allTextContents();
+    assert.equal(agents.length, 2, 'word-by-word chunks form one message per reply');
+    assert.equal(agents[0], "I'll start by reading src/config.py to see how ports are parsed.");
+    assert.equal(await chat.page.locator('.msg.agent >> nth=1 >> li').count(), 2);
+    assert.equal(await chat.page.textContent('.msg.agent >> nth=1 >> pre code'), 'parse_port("8080")  # 8080\nparse_port("http")  # ValueError');
+    const statuses = await chat.page.$$eval('details.tool', (els) => els.map((e) => (e as HTMLElement).dataset.status));
+    assert.ok(statuses.length >= 4 && statuses.every((s) => s === 'completed'), JSON.stringify(statuses));
+    assert.equal(await chat.page.locator('.diff tr.add').count(), 7);
+    assert.equal(await chat.page.textContent('.plan-count'), '3/3');
+    assert.match((await chat.page.textContent('.usage-text')) ?? '', /^Context \d+% · /);
+    assert.equal(await chat.page.locator('.thought').count(), 1);
+    assert.equal(await chat.page.locator('.compaction').getAttribute('data-status'), 'completed');
+    assert.equal(await chat.page.locator('.notice').count(), 0, 'a clean turn shows no notices');
+    await chat.page.screenshot({ path: path.join(ARTIFACTS, 'recorded.png') });
+    assert.deepEqual(chat.errors, []);
   });
 });
