@@ -1,0 +1,156 @@
+-- Unit tests of the pure chat renderer (agentls.render) and of small pure helpers, no server.
+local H = dofile(vim.fn.fnamemodify(arg[0], ":p:h") .. "/helpers.lua")
+
+H.run("render", function()
+  local R = require("agentls.render")
+
+  -- A whole turn: prompt, thought, tool calls updated in place, a diff, a plan, streamed text.
+  local st = R.new_state({ root = "/ws" })
+  R.begin_turn(st, "Fix the greeting")
+  R.apply(st, { sessionUpdate = "agent_thought_chunk", content = { type = "text", text = "Let me " } })
+  R.apply(st, { sessionUpdate = "agent_thought_chunk", content = { type = "text", text = "look." } })
+  R.apply(st, { sessionUpdate = "tool_call", toolCallId = "c1", title = "Read greet.py", kind = "read",
+    status = "pending" })
+  R.apply(st, { sessionUpdate = "tool_call", toolCallId = "c2", title = "Edit greet.py", kind = "edit",
+    status = "pending" })
+  R.apply(st, { sessionUpdate = "tool_call_update", toolCallId = "c1", status = "completed" })
+  R.apply(st, { sessionUpdate = "tool_call_update", toolCallId = "c2", status = "completed",
+    content = { { type = "diff", path = "/ws/greet.py", oldText = "a\nb\nc\n", newText = "a\nB\nc\nd\n" } } })
+  R.apply(st, { sessionUpdate = "plan", entries = {
+    { content = "read", status = "completed", priority = "medium" },
+    { content = "edit", status = "in_progress", priority = "medium" },
+    { content = "test", status = "pending", priority = "low" },
+  } })
+  R.apply(st, { sessionUpdate = "plan", entries = {
+    { content = "read", status = "completed" },
+    { content = "edit", status = "completed" },
+    { content = "test", status = "pending" },
+  } })
+  R.apply(st, { sessionUpdate = "agent_message_chunk", content = { type = "text", text = "Done: " } })
+  R.apply(st, { sessionUpdate = "agent_message_chunk", content = { type = "text", text = "fixed it.\nBye." } })
+  R.apply(st, { sessionUpdate = "usage_update", used = 12345, size = 128000 })
+  R.apply(st, { sessionUpdate = "session_info_update", title = "Greeting fix" })
+  R.apply(st, { sessionUpdate = "something_new", foo = 1 }) -- ignored
+  R.end_turn(st, { finalResponse = "Done: fixed it.\nBye.", interrupted = false, completed = true })
+
+  H.eq(R.render(st), {
+    "## You",
+    "Fix the greeting",
+    "",
+    "## agentls",
+    "┊ Let me look.",
+    "",
+    "▸ Read greet.py ✓",
+    "▸ Edit greet.py ✓",
+    "    ✎ greet.py +2 −1",
+    "",
+    "Plan:",
+    "- [x] read",
+    "- [x] edit",
+    "- [ ] test",
+    "",
+    "Done: fixed it.",
+    "Bye.",
+  }, "a whole turn renders")
+  H.eq(R.usage_string(st), "ctx 12.3k/128k (10%)", "usage string")
+  H.eq(st.title, "Greeting fix", "title")
+
+  -- Changed-block tracking: an update touches only its block.
+  R.take_changed(st)
+  R.apply(st, { sessionUpdate = "tool_call_update", toolCallId = "c1", status = "failed" })
+  local changed = R.take_changed(st)
+  H.eq(#changed, 1, "one block changed")
+  H.eq(R.block_lines(st, st.blocks[changed[1]]), { "", "▸ Read greet.py ✗" }, "the tool line is updated in place")
+
+  -- Awaiting approval, and a tool call seen first through its update.
+  local s2 = R.new_state()
+  R.begin_turn(s2, "run it")
+  R.apply(s2, { sessionUpdate = "tool_call_update", toolCallId = "t", title = "make test", kind = "execute",
+    status = "pending" })
+  R.set_awaiting(s2, "t", true)
+  H.eq(R.render(s2)[#R.render(s2)], "▸ make test ⏸ awaiting approval", "awaiting approval")
+  R.apply(s2, { sessionUpdate = "tool_call_update", toolCallId = "t", status = "in_progress",
+    content = { { type = "content", content = { type = "text", text = "$ make test\nok 1\nok 2\nok 3\nok 4" } } } })
+  local lines = R.render(s2)
+  H.eq(vim.list_slice(lines, #lines - 3), { "▸ make test …", "    │ $ make test", "    │ ok 1", "    │ ok 2" },
+    "tool text output is capped at tool_output_lines")
+
+  -- Interrupted and failed turns, the final answer when nothing streamed, compaction, notices.
+  local s3 = R.new_state({ thoughts = "collapsed" })
+  R.begin_turn(s3, "q")
+  R.apply(s3, { sessionUpdate = "agent_thought_chunk", content = { type = "text", text = "hmm" } })
+  R.end_turn(s3, { finalResponse = "Answer.", interrupted = true })
+  R.apply(s3, { sessionUpdate = "compaction_update", compactionId = "k", status = "in_progress" })
+  R.apply(s3, { sessionUpdate = "compaction_update", compactionId = "k", status = "completed",
+    _meta = { agentls = { tokensBefore = 20000, tokensAfter = 3100 } } })
+  R.end_turn(s3, nil, { code = -32603, message = "boom" })
+  R.end_turn(s3, { error = { category = "auth", message = "bad key" }, failed = true })
+  H.eq(R.render(s3), {
+    "## You", "q", "", "## agentls", "┊ thinking (3 chars)", "", "Answer.", "", "⏹ interrupted", "",
+    "⟲ context compacted (20k → 3.1k tokens)", "", "✗ boom", "", "✗ auth: bad key",
+  }, "notices, compaction, collapsed thoughts")
+
+  -- Replay: user chunks start turns; hidden thoughts take no lines.
+  local s4 = R.new_state({ thoughts = "hidden" })
+  R.apply(s4, { sessionUpdate = "user_message_chunk", content = { type = "text", text = "hello" } })
+  R.apply(s4, { sessionUpdate = "agent_thought_chunk", content = { type = "text", text = "x" } })
+  R.apply(s4, { sessionUpdate = "agent_message_chunk", content = { type = "text", text = "hi" } })
+  R.apply(s4, { sessionUpdate = "user_message_chunk", content = { type = "text", text = "again" } })
+  H.eq(R.render(s4), { "## You", "hello", "", "## agentls", "hi", "", "## You", "again" }, "replay")
+
+  -- compacted() without an update adds a block from the agent/compress result.
+  local s5 = R.new_state()
+  R.compacted(s5, { tokensBefore = 900, tokensAfter = 100 })
+  H.eq(R.render(s5), { "⟲ context compacted (900 → 100 tokens)" }, "compacted from the result")
+
+  -- An automatic pass that changed nothing takes no room; asked for, it says so.
+  local s6 = R.new_state()
+  R.apply(s6, { sessionUpdate = "compaction_update", compactionId = "a", status = "completed",
+    _meta = { agentls = { tokensBefore = 600, tokensAfter = 600, messagesBefore = 4, messagesAfter = 4 } } })
+  H.eq(R.render(s6), {}, "no-op automatic compaction is hidden")
+  R.apply(s6, { sessionUpdate = "compaction_update", compactionId = "b", status = "completed",
+    _meta = { agentls = { tokensBefore = 600, tokensAfter = 600, messagesBefore = 4, messagesAfter = 4 } } })
+  R.compacted(s6, { tokensBefore = 600, tokensAfter = 600, messagesBefore = 4, messagesAfter = 4 })
+  H.eq(R.render(s6), { "", "⟲ nothing to compact (600 tokens)" }, "manual no-op compaction")
+
+  -- Helpers.
+  H.eq({ R.diff_stats(nil, "x\ny\n") }, { 2, 0 }, "new file diff stats")
+  H.eq({ R.diff_stats("x\n", "") }, { 0, 1 }, "deleted content")
+  H.eq(R.short_number(999), "999", "short number")
+  H.eq(R.short_number(1000), "1k", "short number k")
+  H.eq(R.short_number(2500000), "2.5M", "short number M")
+  H.eq(R.relpath("/ws", "file:///ws/a/b.py"), "a/b.py", "relpath from a uri")
+  H.eq(R.relpath("/ws", "/other/x"), "/other/x", "relpath outside the root")
+
+  -- Highlights point at real columns.
+  local _, hls = R.block_lines(st, st.blocks[st.tools["c2"].index])
+  local found = {}
+  for _, h in ipairs(hls) do
+    found[h[4]] = true
+  end
+  H.ok(found.AgentlsOk and found.AgentlsAdded and found.AgentlsRemoved, "tool highlights: " .. vim.inspect(hls))
+
+  -- init_options maps snake_case to PROTOCOL's camelCase; check() names bad values.
+  local A = require("agentls")
+  H.eq(A.init_options({ model = "m", base_url = "http://x/v1", provider = "openai", api_key_env = "K",
+    approval = "yolo", max_iterations = 5, init_options = { toolMode = "json" } }),
+    { model = "m", baseUrl = "http://x/v1", provider = "openai", apiKeyEnv = "K", approval = "yolo",
+      maxIterations = 5, toolMode = "json" }, "init options")
+  H.ok(A.check({ cmd = { "agentls" }, approval = "maybe" }):find("approval"), "check names the bad key")
+  H.eq(A.check({ cmd = { "agentls", "lsp" }, approval = "ask" }), nil, "a good config passes")
+
+  -- Prompts with a selection: a text block plus a resource block with the file URI.
+  local C = require("agentls.commands")
+  local p = C.build_prompt("explain", { uri = "file:///ws/a.py", path = "a.py", text = "x = 1", line1 = 3,
+    line2 = 4 })
+  H.eq(p[2], { type = "resource", resource = { uri = "file:///ws/a.py", mimeType = "text/plain", text = "x = 1" } },
+    "resource block")
+  H.ok(p[1].type == "text" and p[1].text:find("^explain"), "instruction first")
+  H.eq(C.build_prompt("plain", nil), "plain", "no selection: a plain string")
+
+  -- Terminal output keeps the tail on a UTF-8 boundary.
+  local T = require("agentls.terminal")
+  H.eq({ T.keep_tail("abcdef", 3) }, { "def", true }, "keep tail")
+  H.eq({ T.keep_tail("aé", 1) }, { "", true }, "no half characters")
+  H.eq({ T.keep_tail("ab", 5) }, { "ab", false }, "short output kept")
+end)
