@@ -157,6 +157,8 @@ class AgentlsAcp(Agent):
 
 async def run(transport: LineTransport, state: ClientState) -> None:
     """Serve until the client closes stdin (or SIGTERM), then close every session cleanly."""
+    import server.manager  # noqa: F401  (the core: loaded now, while the client is still busy with initialize)
+
     agent = AgentlsAcp(transport, state)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()

@@ -21,6 +21,9 @@ from agent.scripted import ScriptedServer
 AGENTLS = str(Path(sys.executable).parent / "agentls")
 TEE = str(Path(__file__).with_name("tee.py"))
 MODEL = "scripted-model"
+# ``agentls acp`` in a process where the embedded local model counts as not installed.
+NO_LOCAL_MODEL = [sys.executable, "-c", ("import agent.local as m; m.local_available = lambda: False; "
+                                        "from server.cli import main; raise SystemExit(main(['acp']))")]
 FULL_CAPS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
 
 
@@ -66,14 +69,16 @@ def agent_env(srv: ScriptedServer | None, home: Path, **extra: str) -> dict[str,
 
 @asynccontextmanager
 async def start_agent(home: Path, env: dict[str, str], *, caps: ClientCapabilities | None = FULL_CAPS,
-                      extra_caps: dict[str, Any] | None = None, initialize: bool = True) -> AsyncIterator[Agent]:
+                      extra_caps: dict[str, Any] | None = None, initialize: bool = True,
+                      command: list[str] | None = None) -> AsyncIterator[Agent]:
     home.mkdir(parents=True, exist_ok=True)
     frames, stderr = home / "frames.jsonl", home / "stderr.log"
-    tee_args = [TEE, str(frames)] + (["--caps", json.dumps(extra_caps)] if extra_caps else []) + ["--", AGENTLS, "acp"]
+    tee_args = [TEE, str(frames)] + (["--caps", json.dumps(extra_caps)] if extra_caps else []) + ["--"]
+    tee_args += command or [AGENTLS, "acp"]
     client = TestClient()
     with stderr.open("ab") as err:
         async with spawn_agent_process(client, sys.executable, *tee_args, env=env, cwd=str(home),
-                                       transport_kwargs={"stderr": err.fileno()},
+                                       transport_kwargs={"stderr": err.fileno(), "shutdown_timeout": 15.0},
                                        use_unstable_protocol=True) as (conn, _proc):
             agent = Agent(conn, client, frames, stderr, bool(extra_caps and "session" in extra_caps), home)
             if initialize:

@@ -75,10 +75,14 @@ class TestClient:
         return [m for m, _ in self.calls]
 
     async def wait_for(self, predicate: Any, timeout: float = 10.0) -> None:
+        """Until ``predicate()`` holds: woken by client events, and polled for anything else."""
         async with asyncio.timeout(timeout):
             while not predicate():
                 self._changed.clear()
-                await self._changed.wait()
+                try:
+                    await asyncio.wait_for(self._changed.wait(), 0.02)
+                except TimeoutError:
+                    pass
 
     def release_waiting(self) -> None:
         self._release.set()
