@@ -99,6 +99,7 @@ export class ChatApp {
   private readonly compactRow: HTMLElement;
   private readonly compactInput: HTMLInputElement;
   private readonly runningEl: HTMLElement;
+  private readonly workingEl: HTMLElement;
 
   constructor(
     private readonly root: HTMLElement,
@@ -183,6 +184,11 @@ export class ChatApp {
     this.compactRow = q('.compact-row');
     this.compactInput = q('.compact-focus');
     this.runningEl = q('.running');
+    // "The agent is working" dots, kept after the last transcript item while a turn runs.
+    this.workingEl = el('div', 'working', '<span></span><span></span><span></span>');
+    this.workingEl.setAttribute('aria-label', 'Working');
+    this.workingEl.hidden = true;
+    this.transcript.appendChild(this.workingEl);
 
     const draft = options.getState?.()?.draft;
     if (draft) this.input.value = draft;
@@ -310,6 +316,9 @@ export class ChatApp {
   private renderItems(): void {
     const items = this.model.items;
     this.emptyEl.hidden = items.length > 0;
+    const last = items[items.length - 1];
+    // Hidden while an answer streams (it has its own cursor) or a card asks for permission.
+    this.workingEl.hidden = !this.model.running || last?.kind === 'agent' || this.model.pendingPermissions.length > 0;
     const lastAgent = this.model.running ? items[items.length - 1] : undefined;
     for (const item of items) {
       const seen = this.rendered.get(item.id);
@@ -317,7 +326,7 @@ export class ChatApp {
       if (seen && seen.rev === item.rev && seen.node.classList.contains('streaming') === streaming) continue;
       const node = this.renderItem(item, seen?.node);
       node.classList.toggle('streaming', streaming);
-      if (!seen) this.transcript.appendChild(node);
+      if (!seen) this.transcript.insertBefore(node, this.workingEl);
       else if (seen.node !== node) seen.node.replaceWith(node);
       this.rendered.set(item.id, { rev: item.rev, node });
     }

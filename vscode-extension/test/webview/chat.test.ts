@@ -186,6 +186,7 @@ describe('chat webview (headless Chromium)', function () {
 
   it('Steer, Stop (button and Esc) while running', async () => {
     await chat.send(...start);
+    assert.equal(await chat.page.isVisible('.working'), true, 'working dots while nothing streams yet');
     assert.equal(await chat.page.getAttribute('[data-action="send"]', 'data-mode'), 'steer');
     assert.equal(await chat.page.isEnabled('[data-action="stop"]'), true);
     await chat.clearPosted();
@@ -220,6 +221,7 @@ describe('chat webview (headless Chromium)', function () {
       { type: 'undo' },
     ]);
     assert.equal(await chat.page.isDisabled('[data-action="stop"]'), true);
+    assert.equal(await chat.page.isHidden('.working'), true);
   });
 
   it('session picker lists sessions, searches and loads one; new session button', async () => {
