@@ -20,6 +20,7 @@
  *
  * Extension → webview (`ToWebview`):
  *   reset {sessionId, title?, replaying?}  clear the transcript for a session
+ *   session {sessionId}                    the first prompt created this session (keep the transcript)
  *   update {sessionId, update}             one ACP SessionUpdate
  *   userMessage {text, context?}           echo of a prompt the user sent
  *   turnState {running}                    a turn started or ended
@@ -62,6 +63,7 @@ export type ServerState = 'starting' | 'ready' | 'stopped' | 'error';
 
 export type ToWebview =
   | { type: 'reset'; sessionId: string | null; title?: string | null; replaying?: boolean }
+  | { type: 'session'; sessionId: string }
   | { type: 'update'; sessionId: string; update: SessionUpdate }
   | { type: 'userMessage'; text: string; context?: string | null }
   | { type: 'turnState'; running: boolean }

@@ -417,6 +417,7 @@ export class ChatController {
       const r = await conn.request<{ sessionId: string }>(Methods.newSession, params);
       // Keep what the user already sees (e.g. an error notice) — just adopt the id.
       this.sessionId = r.sessionId;
+      this.emit({ type: 'session', sessionId: r.sessionId });
       return r.sessionId;
     } catch (err) {
       this.emit({ type: 'notice', level: 'error', text: 'Could not start a session.', detail: errorMessage(err).message });

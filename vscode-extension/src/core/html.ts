@@ -27,7 +27,7 @@ export function webviewHtml(o: WebviewHtmlOptions): string {
   const nonce = o.nonce ?? makeNonce();
   const csp = [
     "default-src 'none'",
-    `img-src ${o.cspSource} data: https:`,
+    `img-src ${o.cspSource} data:`,
     `style-src ${o.cspSource}`,
     `font-src ${o.cspSource}`,
     `script-src 'nonce-${nonce}'`,

@@ -150,6 +150,10 @@ export class ChatModel {
       case 'reset':
         this.reset(msg.sessionId, msg.title ?? null, !!msg.replaying);
         return;
+      case 'session':
+        this.sessionId = msg.sessionId;
+        this.dirty.header = this.dirty.composer = true;
+        return;
       case 'update':
         this.applyUpdate(msg.update as { sessionUpdate: string } & Record<string, unknown>);
         return;

@@ -63,8 +63,9 @@ describe('chat controller', () => {
     assert.deepEqual(server.calls[1]!.params, { sessionId: 'S1', prompt: 'hello' });
     assert.deepEqual(
       posted.map((m) => m.type),
-      ['userMessage', 'turnState', 'turnResult', 'turnState'],
+      ['session', 'userMessage', 'turnState', 'turnResult', 'turnState'],
     );
+    assert.deepEqual(posted[0], { type: 'session', sessionId: 'S1' });
     assert.equal(c.running, false);
   });
 

@@ -164,6 +164,15 @@ describe('chat state reducer', () => {
     assert.equal(m.takeDirty().reset, true);
   });
 
+  it('adopts a session created by the first prompt without clearing the view', () => {
+    const m = new ChatModel();
+    m.apply({ type: 'reset', sessionId: null });
+    m.apply({ type: 'notice', level: 'info', text: 'hello' });
+    m.apply({ type: 'session', sessionId: 'S9' });
+    assert.equal(m.sessionId, 'S9');
+    assert.equal(m.items.length, 1);
+  });
+
   it('takes the title from session_info_update', () => {
     const m = model(upd({ sessionUpdate: 'session_info_update', title: 'Fix parser' }));
     assert.equal(m.title, 'Fix parser');

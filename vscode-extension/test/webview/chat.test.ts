@@ -45,6 +45,10 @@ describe('chat webview (headless Chromium)', function () {
   it('posts ready on load and shows the empty state', async () => {
     assert.deepEqual(await chat.posted(), [{ type: 'ready' }]);
     assert.equal(await chat.page.isVisible('.empty'), true);
+    assert.equal(await chat.page.isDisabled('[data-action="undo"]'), true, 'nothing to undo without a session');
+    await chat.send({ type: 'session', sessionId: 'S1' });
+    assert.equal(await chat.page.isEnabled('[data-action="undo"]'), true);
+    assert.equal(await chat.page.isEnabled('[data-action="compact"]'), true);
   });
 
   it('concatenates streamed chunks into one message', async () => {
