@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from acp.interfaces import Client
 
 from agent.config import ConfigError, Settings, load_settings
+from server.acp import turns
 from server.acp.caps import ClientState
 from server.acp.errors import auth_required, invalid_params, not_found
 from server.acp.host import AcpHost
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("agentls.acp")
 
+CLOSE_TIMEOUT = 5.0
 NO_MODEL = "agentls has no model to use: set an API key and a model, or install the local model"
 
 
@@ -161,13 +164,17 @@ class Sessions:
         return infos, next_cursor
 
     async def close(self, session_id: str) -> None:
+        """Cancel whatever runs in the session (its prompts answer ``cancelled``), then close its agent."""
         session = self._sessions.pop(session_id, None)
         if session is None:
             return
         session.closed = True
-        session.control.cancel()
+        turns.cancel(session)
         for task in list(session.background):
             task.cancel()
+        running = [t for t in (session.turn_task, *session.background) if t is not None and not t.done()]
+        if running:
+            await asyncio.wait(running, timeout=CLOSE_TIMEOUT)
         if session.agent is not None:
             await self.manager.close_session(session_id)
 

@@ -171,3 +171,17 @@ async def test_model_config_option(frames_ok: Agent, scripted: ScriptedServer, w
         await agent.conn.set_config_option(config_id="model", session_id=sid, value="unlisted")
     with pytest.raises(RequestError):
         await agent.conn.set_config_option(config_id="temperature", session_id=sid, value="hot")
+
+
+async def test_close_cancels_a_running_turn(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    import asyncio
+
+    from agent.scripted import stall
+
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    scripted.push(stall(30, content="slow"))
+    turn = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[text_block("go")]))
+    await agent.client.wait_for(lambda: len(scripted.requests) == 1)
+    await asyncio.wait_for(agent.conn.close_session(session_id=sid), 5)
+    assert (await asyncio.wait_for(turn, 5)).stop_reason == "cancelled"
