@@ -17,7 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import { Methods, type AgentUpdateParams, type RequestPermissionParams, type RequestPermissionResult } from './acp';
 import type { AgentRequester, CancellationLike } from './core/controller';
-import { buildInitializationOptions, fillAgentCapabilities, serverCommand, type SettingReader } from './core/settings';
+import { buildInitializationOptions, effectiveSetting, fillAgentCapabilities, serverCommand, type SettingReader } from './core/settings';
 import { TerminalError, type TerminalManager } from './core/terminals';
 import type { ServerState } from './protocol';
 
@@ -53,10 +53,8 @@ export interface ServerHandlers {
 /** Only values the user set (any scope) — defaults stay with the server. */
 export function settingReader(): SettingReader {
   const cfg = vscode.workspace.getConfiguration('agentls');
-  return (key) => {
-    const i = cfg.inspect(key);
-    return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
-  };
+  const trusted = vscode.workspace.isTrusted;
+  return (key) => effectiveSetting(cfg.inspect(key), key, trusted);
 }
 
 export class AgentServer implements vscode.Disposable {

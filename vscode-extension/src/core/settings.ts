@@ -21,6 +21,27 @@ export interface InitializationOptions {
 /** Returns a setting's value when the user (any scope) set it, else undefined. */
 export type SettingReader = (key: string) => unknown;
 
+/**
+ * Settings an untrusted workspace may not set: they choose what runs, with
+ * which environment, how freely, and where the code is sent. Mirrored in
+ * package.json `capabilities.untrustedWorkspaces.restrictedConfigurations`.
+ */
+export const UNTRUSTED_RESTRICTED = ['server.path', 'server.args', 'server.env', 'approval', 'baseUrl'];
+
+/**
+ * The value the user set for `key` (folder > workspace > user), from
+ * `WorkspaceConfiguration.inspect`. In an untrusted workspace the restricted
+ * keys come from user settings only (inspect() still reports workspace values).
+ */
+export function effectiveSetting(
+  i: { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown } | undefined,
+  key: string,
+  trusted: boolean,
+): unknown {
+  if (!trusted && UNTRUSTED_RESTRICTED.includes(key)) return i?.globalValue;
+  return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+}
+
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const num = (v: unknown, min: number, max: number): number | undefined =>
   typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max ? v : undefined;

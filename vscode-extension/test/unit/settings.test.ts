@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { buildInitializationOptions, fillAgentCapabilities, serverCommand } from '../../src/core/settings';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { buildInitializationOptions, effectiveSetting, fillAgentCapabilities, serverCommand, UNTRUSTED_RESTRICTED } from '../../src/core/settings';
 
 const reader = (o: Record<string, unknown>) => (k: string) => o[k];
 
@@ -70,5 +72,22 @@ describe('settings → initializationOptions', () => {
       command: '/v/bin/python',
       args: ['-m', 'server', 'lsp'],
     });
+  });
+
+  it('takes folder over workspace over user values, and ignores restricted workspace values when untrusted', () => {
+    const all = { globalValue: 'user', workspaceValue: 'ws', workspaceFolderValue: 'folder' };
+    assert.equal(effectiveSetting(all, 'model', true), 'folder');
+    assert.equal(effectiveSetting({ globalValue: 'user', workspaceValue: 'ws' }, 'model', true), 'ws');
+    assert.equal(effectiveSetting(all, 'model', false), 'folder', 'harmless keys still follow the workspace');
+    for (const key of UNTRUSTED_RESTRICTED) assert.equal(effectiveSetting(all, key, false), 'user', key);
+    assert.equal(effectiveSetting(undefined, 'server.path', false), undefined);
+  });
+
+  it('restricts the same keys in package.json', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+    assert.deepEqual(
+      pkg.capabilities.untrustedWorkspaces.restrictedConfigurations,
+      UNTRUSTED_RESTRICTED.map((k) => `agentls.${k}`),
+    );
   });
 });
