@@ -72,6 +72,10 @@ function M.buffer()
   vim.bo[buf].undolevels = -1
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].modifiable = false
+  -- Tree-sitter markdown (bundled with Neovim 0.10+) renders code blocks and emphasis better.
+  if view.opts.treesitter ~= false then
+    pcall(vim.treesitter.start, buf, "markdown")
+  end
   view.buf = buf
   view.counts = {}
   -- Re-render what the state already holds (a buffer wiped by the user comes back whole).
@@ -93,6 +97,8 @@ local function setup_window(win)
   vim.wo[win].relativenumber = false
   vim.wo[win].signcolumn = "no"
   vim.wo[win].foldenable = false
+  vim.wo[win].conceallevel = 2
+  vim.wo[win].concealcursor = "n"
   if view.opts.winbar ~= false then
     vim.wo[win].winbar = WINBAR
   end

@@ -131,6 +131,26 @@ function M.on_permission(params)
   return cancelled
 end
 
+-- Buffers the agent edited since its last command (written before the next one with edits.save =
+-- "before_command", so the command sees the edits).
+M.agent_edited = {}
+
+function M.write_buffer(bufnr)
+  if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].modified and vim.bo[bufnr].buftype == "" then
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.cmd("silent! write")
+    end)
+  end
+end
+
+function M.save_agent_edits()
+  local edited = M.agent_edited
+  M.agent_edited = {}
+  for bufnr in pairs(edited) do
+    M.write_buffer(bufnr)
+  end
+end
+
 -- Edited buffers are attached so the server reads what the agent wrote (and later the user's changes).
 local function edited_uris(edit)
   local uris = {}
@@ -169,10 +189,10 @@ function M.on_apply_edit(err, params, ctx)
         if cfg.edits.attach and not vim.lsp.buf_is_attached(bufnr, ctx.client_id) then
           vim.lsp.buf_attach_client(bufnr, ctx.client_id)
         end
-        if cfg.edits.save and vim.bo[bufnr].modified then
-          vim.api.nvim_buf_call(bufnr, function()
-            vim.cmd("silent! write")
-          end)
+        if cfg.edits.save == true then
+          M.write_buffer(bufnr)
+        else
+          M.agent_edited[bufnr] = true
         end
       end
     end
@@ -188,6 +208,9 @@ function M.handlers()
       return M.on_permission(params)
     end),
     ["agent/terminal/create"] = request(function(params, ctx)
+      if config().edits.save == "before_command" then
+        M.save_agent_edits()
+      end
       return terminal.create(params, client_root(ctx))
     end),
     ["agent/terminal/output"] = request(terminal.output),

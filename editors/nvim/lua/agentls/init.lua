@@ -43,7 +43,9 @@ M.defaults = {
   },
   edits = {
     attach = true, -- buffers edited by the agent are attached to the client (the agent reads them)
-    save = false, -- write edited buffers to disk right away
+    -- Edits land in buffers, unsaved. "before_command": the buffers the agent edited are written before
+    -- it runs a command (so tests see the change); true: written at once; false: never (you save).
+    save = "before_command",
   },
   progress = true, -- echo $/progress in the command line
   notify_answer = true, -- vim.notify the final answer (first lines) and errors
@@ -125,7 +127,11 @@ function M.setup(opts)
     width = cfg.chat.width,
     height = cfg.chat.height,
     winbar = cfg.chat.winbar,
-    render = { thoughts = cfg.chat.thoughts, tool_output_lines = cfg.chat.tool_output_lines },
+    render = {
+      thoughts = cfg.chat.thoughts,
+      tool_output_lines = cfg.chat.tool_output_lines,
+      terminal_output = require("agentls.terminal").peek,
+    },
   })
   require("agentls.terminal").configure(cfg.terminal)
   require("agentls.commands").create()

@@ -16,7 +16,7 @@ local STATUS_GROUP = {
 
 --- A new, empty chat state.
 --- opts: { root = "/abs/workspace" (paths are shown relative to it), thoughts = "dim"|"collapsed"|"hidden",
----         tool_output_lines = 3 }
+---         tool_output_lines = 3, terminal_output = function(terminalId) -> string|nil }
 function M.new_state(opts)
   return {
     opts = vim.tbl_extend("keep", opts or {}, { thoughts = "dim", tool_output_lines = 3 }),
@@ -407,6 +407,8 @@ function M.block_lines(st, block)
     elseif gap then
       lines = {}
     end
+  elseif kind == "tool" and block.tool_kind == "think" and block.status ~= "failed" then
+    lines, hls = {}, {} -- "Update plan": the plan block shows it
   elseif kind == "tool" then
     local title = block.title ~= "" and block.title or (block.tool_kind or "tool")
     title = title:gsub("\n", " ")
@@ -433,7 +435,18 @@ function M.block_lines(st, block)
         hl("AgentlsAdded", #head, #head + #plus)
         hl("AgentlsRemoved", #head + #plus, -1)
       elseif c.type == "terminal" then
-        push("    ⌨ terminal " .. tostring(c.terminalId), "AgentlsThought")
+        local out = st.opts.terminal_output and st.opts.terminal_output(c.terminalId) or nil
+        if type(out) == "string" and vim.trim(out) ~= "" then
+          for _, l in ipairs(split(vim.trim(out))) do
+            if shown >= st.opts.tool_output_lines then
+              break
+            end
+            shown = shown + 1
+            push("    │ " .. l:gsub("\t", "  "), "AgentlsThought")
+          end
+        else
+          push("    ⌨ terminal " .. tostring(c.terminalId), "AgentlsThought")
+        end
       elseif c.type == "content" and shown < st.opts.tool_output_lines
         and (block.tool_kind == "execute" or block.status == "failed") then
         local text = content_text(c.content)

@@ -8,6 +8,8 @@ local M = {}
 
 local opts = { mirror = false, height = 12, default_byte_limit = 1024 * 1024, kill_grace_ms = 2000 }
 local terms = {} -- terminalId -> entry
+local released = {} -- terminalId -> output, for the chat to show after release (the last 50)
+local released_order = {}
 local seq = 0
 
 local SIGNALS = {
@@ -247,7 +249,21 @@ function M.release(params)
   end
   kill_group(entry, "sigkill")
   terms[entry.id] = nil
+  released[entry.id] = entry.out
+  table.insert(released_order, entry.id)
+  if #released_order > 50 then
+    released[table.remove(released_order, 1)] = nil
+  end
   return vim.empty_dict()
+end
+
+--- The output kept for a terminal, live or recently released (nil when unknown).
+function M.peek(id)
+  local entry = terms[id]
+  if entry then
+    return entry.out
+  end
+  return released[id]
 end
 
 --- Kill every running terminal (on exit).
