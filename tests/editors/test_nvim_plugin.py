@@ -155,14 +155,18 @@ def test_neovim_010_start_path(workspace: Path, tmp_path: Path, scripted: Script
 @needs_server
 def test_edit_applies_to_buffer_and_undo(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """An edit arrives as workspace/applyEdit and changes the open buffer (not the disk); a new file gets a
-    buffer; :AgentUndo puts the text back."""
+    buffer; before the agent's next command the edited buffers are written, so the command sees the edit;
+    :AgentUndo puts the text back."""
     scripted.push(
         tools(call("edit_file", {"path": "greet.py", "old_string": "Hello", "new_string": "Howdy"})),
         tools(call("write_file", {"path": "notes.txt", "content": "first note\n"})),
         text("Changed the greeting and wrote a note."),
+        tools(call("terminal", {"command": "cat greet.py notes.txt"})),
+        text("The files on disk have the change."),
     )
     run_lua("test_edit.lua", env=e2e_env(tmp_path, scripted), cwd=workspace)
-    assert "Hello" in (workspace / "greet.py").read_text(), "the edit went to the buffer, not the disk"
+    cat = next(r for r in tool_results(scripted) if "cat greet.py" in r)
+    assert "Howdy" in cat and "first note" in cat, cat
 
 
 @needs_nvim

@@ -75,6 +75,20 @@ H.run("render", function()
   H.eq(vim.list_slice(lines, #lines - 3), { "▸ make test …", "    │ $ make test", "    │ ok 1", "    │ ok 2" },
     "tool text output is capped at tool_output_lines")
 
+  -- Terminal output comes from the plugin's own terminals; "think" tools (the plan) take no line.
+  local s7 = R.new_state({ terminal_output = function(id)
+    return id == "t1" and "line one\nline two\n" or nil
+  end })
+  R.begin_turn(s7, "go")
+  R.apply(s7, { sessionUpdate = "tool_call", toolCallId = "p", title = "Update plan", kind = "think",
+    status = "completed" })
+  R.apply(s7, { sessionUpdate = "tool_call", toolCallId = "x", title = "make", kind = "execute",
+    status = "completed", content = { { type = "terminal", terminalId = "t1" } } })
+  R.apply(s7, { sessionUpdate = "tool_call", toolCallId = "y", title = "make again", kind = "execute",
+    status = "completed", content = { { type = "terminal", terminalId = "gone" } } })
+  H.eq(R.render(s7), { "## You", "go", "", "## agentls", "▸ make ✓", "    │ line one", "    │ line two",
+    "▸ make again ✓", "    ⌨ terminal gone" }, "terminal output and hidden plan tool")
+
   -- Interrupted and failed turns, the final answer when nothing streamed, compaction, notices.
   local s3 = R.new_state({ thoughts = "collapsed" })
   R.begin_turn(s3, "q")

@@ -20,6 +20,7 @@ H.run("terminal", function()
   H.ok(vim.tbl_contains(calls, "create"), "agent/terminal/create reached the plugin")
   H.ok(vim.tbl_contains(calls, "wait_for_exit") or vim.tbl_contains(calls, "output"), "output was read")
   H.chat_has("▸ echo hello-from-nvim; echo to-stderr >&2; exit 3 ✗")
+  H.chat_has("    │ hello-from-nvim")
   local mirror = T.mirror_win and vim.api.nvim_win_is_valid(T.mirror_win) and vim.api.nvim_win_get_buf(T.mirror_win)
   H.ok(mirror and vim.bo[mirror].buftype == "terminal", "a terminal split mirrors the command")
 
