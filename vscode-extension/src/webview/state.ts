@@ -204,6 +204,7 @@ export class ChatModel {
         return;
       }
       case 'terminalOutput':
+        this.adoptTerminal(msg.terminalId);
         this.terminals.set(msg.terminalId, {
           output: msg.output,
           exitCode: msg.exitCode ?? null,
@@ -357,6 +358,26 @@ export class ChatModel {
     if (Array.isArray(f.locations)) item.locations = f.locations.filter((l) => l && typeof l.path === 'string');
     if (f.rawInput !== undefined && f.rawInput !== null) item.rawInput = f.rawInput;
     this.touch(item);
+  }
+
+  /**
+   * Live output for a terminal no card shows yet: attach it to the running
+   * command card (the server may only name the terminal when the tool ends;
+   * its own content then replaces this guess).
+   */
+  private adoptTerminal(terminalId: string): void {
+    if (this.terminals.has(terminalId)) return;
+    const shown = this.items.some((i) => i.kind === 'tool' && i.content.some((c) => c.type === 'terminal' && c.terminalId === terminalId));
+    if (shown) return;
+    for (let k = this.items.length - 1; k >= 0; k--) {
+      const i = this.items[k]!;
+      if (i.kind !== 'tool' || i.toolKind !== 'execute') continue;
+      if ((i.status === 'pending' || i.status === 'in_progress') && !i.content.some((c) => c.type === 'terminal')) {
+        i.content = [...i.content, { type: 'terminal', terminalId }];
+        this.touch(i);
+      }
+      return;
+    }
   }
 
   private applyResult(r: TurnResult): void {

@@ -178,6 +178,22 @@ describe('chat state reducer', () => {
     assert.equal(m.title, 'Fix parser');
   });
 
+  it('shows live terminal output on the running command card before the server names the terminal', () => {
+    const m = model(
+      upd({ sessionUpdate: 'tool_call', toolCallId: 'old', title: 'ls', kind: 'execute', status: 'completed' }),
+      upd({ sessionUpdate: 'tool_call', toolCallId: 'run', title: 'pytest', kind: 'execute', status: 'in_progress' }),
+      { type: 'terminalOutput', terminalId: 'term-7', output: '..' },
+    );
+    assert.deepEqual(m.toolItem('run')!.content, [{ type: 'terminal', terminalId: 'term-7' }]);
+    assert.deepEqual(m.toolItem('old')!.content, []);
+    // The server's own content replaces the guess.
+    m.apply(upd({ sessionUpdate: 'tool_call_update', toolCallId: 'run', status: 'completed', content: [{ type: 'terminal', terminalId: 'term-7' }] }));
+    assert.equal(m.toolItem('run')!.content.length, 1);
+    // Output for a terminal no running command owns is kept but attached nowhere.
+    m.apply({ type: 'terminalOutput', terminalId: 'term-8', output: 'x' });
+    assert.equal(m.toolItem('run')!.content.length, 1);
+  });
+
   it('formats numbers and times', () => {
     assert.equal(formatTokens(950), '950');
     assert.equal(formatTokens(15400), '15.4k');
