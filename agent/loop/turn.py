@@ -122,8 +122,7 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
                 extra_user = NUDGE
                 continue
             if turn.empty_retries < MAX_EMPTY_RETRIES:
-                turn.empty_retries += 1
-                extra_user = NUDGE if turn.nudged and last_role == "tool" else None
+                turn.empty_retries += 1  # a plain retry: the one nudge is never repeated
                 continue
             _exit(turn, "empty_response")
             return

@@ -22,7 +22,10 @@ def wire_message(message: Message) -> dict[str, Any]:
     """The OpenAI form of an internal message: internal keys dropped (and ``name`` on tool results)."""
     if message.get("role") == "tool":
         return {k: v for k, v in message.items() if k in ("role", "content", "tool_call_id")}
-    return {k: v for k, v in message.items() if k not in INTERNAL_KEYS}
+    wire = {k: v for k, v in message.items() if k not in INTERNAL_KEYS}
+    if wire.get("role") == "assistant" and wire.get("content") is None and not wire.get("tool_calls"):
+        wire["content"] = ""  # the API wants content on an assistant message without tool calls
+    return wire
 
 
 def encode_messages(messages: Sequence[Message], cache: dict[int, Any] | None) -> bytes:

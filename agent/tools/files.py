@@ -129,8 +129,12 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if count == 0:
         raise ToolFailure(f"'old_string' was not found in {rel}. {nearest_match(text, old_string)}")
     if count > 1 and not args.get("replace_all"):
-        raise ToolFailure(f"'old_string' appears {count} times in {rel}; include more surrounding lines to make it "
-                          "unique, or set replace_all to true")
+        lines, at = [], text.find(old_string)
+        while at >= 0 and len(lines) < 20:
+            lines.append(str(text.count("\n", 0, at) + 1))
+            at = text.find(old_string, at + 1)
+        raise ToolFailure(f"'old_string' appears {count} times in {rel} (at lines {', '.join(lines)}); include more "
+                          "surrounding lines to make it unique, or set replace_all to true")
     new_text = text.replace(old_string, new_string) if args.get("replace_all") else \
         text.replace(old_string, new_string, 1)
     out = await _write(ctx, path, text, new_text, "Edited")
