@@ -11,7 +11,7 @@
  *   compact {focus?}           compress the context → agent/compress
  *   undo                       revert the last turn's edits → agent/undo
  *   newSession                 start a fresh session → agent/newSession
- *   listSessions {query?}      ask for the session list → agent/listSessions
+ *   listSessions {query?, cursor?}  ask for (more of) the session list → agent/listSessions
  *   loadSession {sessionId}    switch to a stored session → agent/loadSession
  *   permission {requestId, optionId|null}  answer an agent/requestPermission
  *                              card (null = cancelled)
@@ -26,7 +26,7 @@
  *   turnState {running}                    a turn started or ended
  *   turnResult {result}                    the agent/turn result
  *   notice {level, text, detail?}          info / warning / error line
- *   sessions {sessions, nextCursor?}       the session picker's list
+ *   sessions {sessions, nextCursor?, append?}  the session picker's list (append: a further page)
  *   permissionRequest {requestId, toolCall, options}
  *   permissionResolved {requestId, optionId|null}
  *   terminalOutput {terminalId, output, exitCode?}  live terminal text
@@ -51,7 +51,7 @@ export type ToExtension =
   | { type: 'compact'; focus?: string }
   | { type: 'undo' }
   | { type: 'newSession' }
-  | { type: 'listSessions'; query?: string }
+  | { type: 'listSessions'; query?: string; cursor?: string }
   | { type: 'loadSession'; sessionId: string }
   | { type: 'permission'; requestId: string; optionId: string | null }
   | { type: 'openLocation'; path: string; line?: number | null }
@@ -69,7 +69,7 @@ export type ToWebview =
   | { type: 'turnState'; running: boolean }
   | { type: 'turnResult'; result: TurnResult }
   | { type: 'notice'; level: NoticeLevel; text: string; detail?: string | null }
-  | { type: 'sessions'; sessions: SessionSummary[]; nextCursor?: ListSessionsResult['nextCursor'] }
+  | { type: 'sessions'; sessions: SessionSummary[]; nextCursor?: ListSessionsResult['nextCursor']; append?: boolean }
   | { type: 'permissionRequest'; requestId: string; toolCall: ToolCallFields; options: PermissionOption[] }
   | { type: 'permissionResolved'; requestId: string; optionId: string | null }
   | { type: 'terminalOutput'; terminalId: string; output: string; exitCode?: number | null; signal?: string | null }
@@ -94,8 +94,8 @@ export function isToExtension(value: unknown): value is ToExtension {
       return f === undefined || typeof f === 'string';
     }
     case 'listSessions': {
-      const q = (m as { query?: unknown }).query;
-      return q === undefined || typeof q === 'string';
+      const { query, cursor } = m as { query?: unknown; cursor?: unknown };
+      return (query === undefined || typeof query === 'string') && (cursor === undefined || typeof cursor === 'string');
     }
     case 'loadSession':
       return typeof (m as { sessionId?: unknown }).sessionId === 'string';

@@ -152,7 +152,7 @@ export class ChatController {
         await this.newSession();
         return;
       case 'listSessions':
-        return this.listSessions(msg.query);
+        return this.listSessions(msg.query, msg.cursor);
       case 'loadSession':
         return this.loadSession(msg.sessionId);
       case 'permission':
@@ -362,16 +362,17 @@ export class ChatController {
     }
   }
 
-  async listSessions(query?: string): Promise<void> {
+  async listSessions(query?: string, cursor?: string): Promise<void> {
     const conn = await this.connect();
     if (!conn) return;
     try {
-      const params: { cwd?: string; query?: string } = {};
+      const params: { cwd?: string; query?: string; cursor?: string } = {};
       const cwd = this.host.cwd();
       if (cwd) params.cwd = cwd;
       if (query && query.trim()) params.query = query.trim();
+      if (cursor) params.cursor = cursor;
       const r = await conn.request<ListSessionsResult>(Methods.listSessions, params);
-      this.view?.post({ type: 'sessions', sessions: r?.sessions ?? [], nextCursor: r?.nextCursor ?? null });
+      this.view?.post({ type: 'sessions', sessions: r?.sessions ?? [], nextCursor: r?.nextCursor ?? null, append: !!cursor });
     } catch (err) {
       this.emit({ type: 'notice', level: 'error', text: 'Could not list sessions.', detail: errorMessage(err).message });
     }

@@ -310,7 +310,8 @@ export class ChatApp {
           `<span class="session-meta">${escapeHtml(relativeTime(s.updatedAt))}${s.cwd ? ` · ${escapeHtml(basename(s.cwd))}` : ''}</span></li>`
         );
       })
-      .join('');
+      .join('') +
+      (this.model.sessionsCursor ? '<li class="session-more"><button class="ghost-btn" type="button" data-action="moreSessions">Show more</button></li>' : '');
   }
 
   private renderItems(): void {
@@ -727,6 +728,12 @@ export class ChatApp {
       case 'closeSessions':
         this.toggleSessions(false);
         break;
+      case 'moreSessions': {
+        const query = this.sessionSearch.value.trim();
+        const cursor = this.model.sessionsCursor ?? undefined;
+        this.post({ type: 'listSessions', ...(query ? { query } : {}), ...(cursor ? { cursor } : {}) });
+        break;
+      }
     }
   }
 }

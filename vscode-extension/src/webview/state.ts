@@ -114,6 +114,7 @@ export class ChatModel {
   running = false;
   replaying = false;
   sessions: SessionSummary[] | null = null;
+  sessionsCursor: string | null = null;
   terminals = new Map<string, TerminalView>();
   server: { state: ServerState; message: string | null; model: string | null } = { state: 'starting', message: null, model: null };
   dirty: Dirty = ChatModel.cleanDirty();
@@ -179,7 +180,8 @@ export class ChatModel {
         this.notice(msg.level, msg.text, msg.detail ?? null);
         return;
       case 'sessions':
-        this.sessions = msg.sessions ?? [];
+        this.sessions = msg.append ? [...(this.sessions ?? []), ...(msg.sessions ?? [])] : (msg.sessions ?? []);
+        this.sessionsCursor = msg.nextCursor ?? null;
         this.dirty.sessions = true;
         return;
       case 'permissionRequest': {

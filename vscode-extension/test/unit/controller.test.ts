@@ -164,11 +164,14 @@ describe('chat controller', () => {
     assert.equal(c.currentSessionId, 'S1');
     await c.handleMessage({ type: 'listSessions', query: 'bug' });
     assert.deepEqual(server.calls[1]!.params, { cwd: '/work/proj', query: 'bug' });
+    await c.handleMessage({ type: 'listSessions', query: 'bug', cursor: 'CUR' });
+    assert.deepEqual(server.calls[2]!.params, { cwd: '/work/proj', query: 'bug', cursor: 'CUR' });
+    assert.equal((posted[posted.length - 1] as { append?: boolean }).append, true);
     await c.handleMessage({ type: 'loadSession', sessionId: 'A' });
     assert.equal(c.currentSessionId, 'A');
     const types = posted.map((m) => m.type);
-    assert.deepEqual(types, ['reset', 'turnState', 'sessions', 'reset', 'turnState', 'update', 'update', 'turnState']);
-    assert.deepEqual(posted[3], { type: 'reset', sessionId: 'A', title: null, replaying: true });
+    assert.deepEqual(types, ['reset', 'turnState', 'sessions', 'sessions', 'reset', 'turnState', 'update', 'update', 'turnState']);
+    assert.deepEqual(posted[4], { type: 'reset', sessionId: 'A', title: null, replaying: true });
   });
 
   it('rebuilds from the returned transcript when the server did not replay', async () => {

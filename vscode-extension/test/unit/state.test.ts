@@ -173,6 +173,14 @@ describe('chat state reducer', () => {
     assert.equal(m.items.length, 1);
   });
 
+  it('pages the session list', () => {
+    const m = model({ type: 'sessions', sessions: [{ sessionId: 'a' }], nextCursor: 'c1' });
+    assert.equal(m.sessionsCursor, 'c1');
+    m.apply({ type: 'sessions', sessions: [{ sessionId: 'b' }], nextCursor: null, append: true });
+    assert.deepEqual(m.sessions!.map((s) => s.sessionId), ['a', 'b']);
+    assert.equal(m.sessionsCursor, null);
+  });
+
   it('takes the title from session_info_update', () => {
     const m = model(upd({ sessionUpdate: 'session_info_update', title: 'Fix parser' }));
     assert.equal(m.title, 'Fix parser');

@@ -244,12 +244,22 @@ describe('chat webview (headless Chromium)', function () {
     assert.deepEqual(await chat.page.locator('.session-name').allTextContents(), ['Validate ports', 'Fix <b>flaky</b> test']);
     assert.deepEqual(await chat.page.locator('.session-meta').allTextContents(), ['2 min ago · demo', '3 h ago · demo']);
     assert.equal(await chat.page.locator('.session-item.current').getAttribute('data-session-id'), 'A');
+    assert.equal(await chat.page.locator('[data-action="moreSessions"]').count(), 0, 'no more pages');
     await chat.clearPosted();
     await chat.page.fill('.session-search', 'flaky');
     await chat.page.waitForFunction(() => (window as unknown as { __posted: unknown[] }).__posted.length > 0);
     await chat.page.click('.session-item[data-session-id="B"]');
     assert.deepEqual(await chat.posted(), [{ type: 'listSessions', query: 'flaky' }, { type: 'loadSession', sessionId: 'B' }]);
     assert.equal(await chat.page.isHidden('.sessions-panel'), true);
+    // Reopening clears the search; a further page is appended.
+    await chat.page.click('[data-action="history"]');
+    assert.equal(await chat.page.inputValue('.session-search'), '');
+    await chat.send({ type: 'sessions', sessions: [{ sessionId: 'C', title: 'First', updatedAt: null }], nextCursor: 'page2' });
+    await chat.clearPosted();
+    await chat.page.click('[data-action="moreSessions"]');
+    assert.deepEqual(await chat.posted(), [{ type: 'listSessions', cursor: 'page2' }]);
+    await chat.send({ type: 'sessions', sessions: [{ sessionId: 'D', title: 'Second', updatedAt: null }], nextCursor: null, append: true });
+    assert.deepEqual(await chat.page.locator('.session-name').allTextContents(), ['First', 'Second']);
     await chat.clearPosted();
     await chat.page.click('[data-action="newSession"]');
     assert.deepEqual(await chat.posted(), [{ type: 'newSession' }]);

@@ -15,7 +15,7 @@ import { CancellationTokenSource } from 'vscode-jsonrpc/node';
 import { Methods, type AgentUpdateParams, type TurnResult } from '../../src/acp';
 import { ChatController } from '../../src/core/controller';
 import type { ToWebview } from '../../src/protocol';
-import { ChatModel, type AgentItem, type ToolItem } from '../../src/webview/state';
+import { ChatModel, relativeTime, type AgentItem, type ToolItem } from '../../src/webview/state';
 import { agentlsUnavailable, sleep, startAgentls, type AgentlsRig } from './agentls';
 
 describe('wire: agentls lsp + scripted provider (vscode-jsonrpc)', function () {
@@ -163,7 +163,9 @@ describe('wire: agentls lsp + scripted provider (vscode-jsonrpc)', function () {
       posted.length = 0;
       await controller.handleMessage({ type: 'listSessions' });
       const list = posted.find((m): m is Extract<ToWebview, { type: 'sessions' }> => m.type === 'sessions');
-      assert.ok(list?.sessions.some((s) => s.sessionId === sessionId), 'the session is listed');
+      const listed = list?.sessions.find((s) => s.sessionId === sessionId);
+      assert.ok(listed, 'the session is listed');
+      assert.match(relativeTime(listed.updatedAt), /just now|min ago/, `updatedAt ${listed.updatedAt} is a time the picker can show`);
 
       await controller.handleMessage({ type: 'newSession' });
       assert.notEqual(controller.currentSessionId, sessionId);
