@@ -7,23 +7,11 @@
  * the `post` callback (`ToExtension` messages).
  */
 
-import { blockText } from '../acp';
-import { permissionButtons, resolvedLabel, describeToolCall } from '../core/permissions';
 import type { ToExtension, ToWebview } from '../protocol';
-import { diffHunks } from './diff';
-import { icon, kindIcon, type IconName } from './icons';
+import { basename, clip, compactionHtml, exitLabel, noticeHtml, permissionHtml, PLAN_ICON, thoughtHtml, toolHtml, userHtml } from './cards';
+import { icon } from './icons';
 import { escapeHtml, renderMarkdown } from './markdown';
-import {
-  ChatModel,
-  formatTokens,
-  relativeTime,
-  usagePercent,
-  type CompactionItem,
-  type Item,
-  type NoticeItem,
-  type PermissionItem,
-  type ToolItem,
-} from './state';
+import { ChatModel, formatTokens, relativeTime, usagePercent, type Item } from './state';
 
 export interface PersistedState {
   draft?: string;
@@ -37,40 +25,12 @@ export interface ChatAppOptions {
   sync?: boolean;
 }
 
-const STATUS_LABEL: Record<string, string> = {
-  pending: 'Pending',
-  in_progress: 'Running',
-  completed: 'Done',
-  failed: 'Failed',
-};
-
-const STATUS_ICON: Record<string, IconName> = {
-  pending: 'pending',
-  in_progress: 'spinner',
-  completed: 'check',
-  failed: 'cross',
-};
-
-const PLAN_ICON: Record<string, IconName> = { pending: 'pending', in_progress: 'spinner', completed: 'check' };
-
 const el = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, html?: string): HTMLElementTagNameMap[K] => {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (html !== undefined) e.innerHTML = html;
   return e;
 };
-
-function basename(p: string): string {
-  const parts = p.split(/[\\/]/);
-  return parts[parts.length - 1] || p;
-}
-
-/** Show long tool output as head … tail. */
-function clip(text: string, max = 20_000): string {
-  if (text.length <= max) return text;
-  const half = Math.floor(max / 2);
-  return `${text.slice(0, half)}\n… ${text.length - max} characters omitted …\n${text.slice(-half)}`;
-}
 
 export class ChatApp {
   readonly model = new ChatModel();
@@ -334,137 +294,54 @@ export class ChatApp {
   }
 
   private renderItem(item: Item, prev: HTMLElement | undefined): HTMLElement {
-    switch (item.kind) {
-      case 'user': {
-        const n = el('div', 'msg user');
-        n.dataset.itemId = item.id;
-        const badge =
-          item.context === 'steer'
-            ? `<span class="badge steer">${icon('steer')}steer</span>`
-            : item.context
-              ? `<span class="badge ctx">${escapeHtml(item.context)}</span>`
-              : '';
-        n.innerHTML = `<div class="bubble">${badge}<div class="user-text">${escapeHtml(item.text)}</div></div>`;
-        return n;
-      }
-      case 'agent': {
-        const n = prev ?? el('div', 'msg agent');
-        n.dataset.itemId = item.id;
-        n.innerHTML = `<div class="md">${renderMarkdown(item.text)}</div>`;
-        return n;
-      }
-      case 'thought': {
-        const open = prev ? (prev as HTMLDetailsElement).open : false;
-        const n = el('details', 'thought');
-        n.dataset.itemId = item.id;
-        n.open = open;
-        n.innerHTML = `<summary><span class="chev">${icon('chevron')}</span>${icon('think')}<span>Thinking</span></summary><div class="md">${renderMarkdown(item.text)}</div>`;
-        return n;
-      }
-      case 'tool':
-        return this.renderTool(item, prev as HTMLDetailsElement | undefined);
-      case 'permission':
-        return this.renderPermission(item);
-      case 'compaction':
-        return this.renderCompaction(item, prev as HTMLElement | undefined);
-      case 'notice':
-        return this.renderNotice(item);
-    }
-  }
-
-  private locationsHtml(locations: { path: string; line?: number | null }[]): string {
-    if (!locations.length) return '';
-    return (
-      '<div class="locations">' +
-      locations
-        .map(
-          (l) =>
-            `<a href="#" class="loc file-link" data-path="${escapeHtml(l.path)}"${l.line != null ? ` data-line="${l.line}"` : ''} title="${escapeHtml(l.path)}">` +
-            `${escapeHtml(basename(l.path))}${l.line != null ? `<span class="loc-line">:${l.line}</span>` : ''}</a>`,
-        )
-        .join('') +
-      '</div>'
-    );
-  }
-
-  private renderTool(item: ToolItem, prev: HTMLDetailsElement | undefined): HTMLElement {
-    // Updated in place: the same <details> keeps its identity and open state.
-    const n = prev ?? el('details');
-    n.className = `tool kind-${item.toolKind}`;
+    // Cards whose state the user controls (open/closed) are updated in place.
+    const reuse = item.kind === 'agent' || item.kind === 'tool';
+    const n = reuse && prev ? prev : el(item.kind === 'thought' || item.kind === 'tool' ? 'details' : 'div');
     n.dataset.itemId = item.id;
-    n.dataset.toolCallId = item.toolCallId;
-    n.dataset.status = item.status;
-    n.dataset.kind = item.toolKind;
-    const hasDiff = item.content.some((c) => c.type === 'diff');
-    // Open edits and failures by default, unless the user has toggled the card.
-    if (!n.dataset.toggled) n.open = hasDiff || item.status === 'failed';
-    const body = this.toolBody(item);
-    n.innerHTML =
-      `<summary>` +
-      `<span class="chev">${icon('chevron')}</span>` +
-      `<span class="tool-icon">${kindIcon(item.toolKind)}</span>` +
-      `<span class="tool-main"><span class="tool-title">${escapeHtml(item.title)}</span>${this.locationsHtml(item.locations)}</span>` +
-      `<span class="tool-kind">${escapeHtml(item.toolKind.replace('_', ' '))}</span>` +
-      `<span class="tool-status" data-status="${item.status}" title="${STATUS_LABEL[item.status]}">${icon(STATUS_ICON[item.status] ?? 'pending')}<span class="status-label">${STATUS_LABEL[item.status]}</span></span>` +
-      `</summary>` +
-      (body ? `<div class="tool-body">${body}</div>` : '');
-    n.classList.toggle('no-body', !body);
-    return n;
-  }
-
-  private toolBody(item: ToolItem): string {
-    const parts: string[] = [];
-    const input = item.rawInput as Record<string, unknown> | undefined;
-    if (item.toolKind === 'execute' && input && typeof input.command === 'string' && !item.content.some((c) => c.type === 'terminal')) {
-      parts.push(`<div class="cmd-line"><span class="prompt-sign">$</span> ${escapeHtml(input.command)}</div>`);
-    }
-    for (const c of item.content) {
-      if (c.type === 'diff') parts.push(this.diffHtml(c.path, c.oldText, c.newText));
-      else if (c.type === 'terminal') parts.push(this.terminalHtml(c.terminalId, input));
-      else if (c.type === 'content') {
-        const text = blockText(c.content);
-        if (text) parts.push(`<pre class="tool-output">${escapeHtml(clip(text))}</pre>`);
+    switch (item.kind) {
+      case 'user':
+        n.className = 'msg user';
+        n.innerHTML = userHtml(item);
+        break;
+      case 'agent':
+        n.className = 'msg agent';
+        n.innerHTML = `<div class="md">${renderMarkdown(item.text)}</div>`;
+        break;
+      case 'thought':
+        n.className = 'thought';
+        (n as HTMLDetailsElement).open = prev ? (prev as HTMLDetailsElement).open : false;
+        n.innerHTML = thoughtHtml(item);
+        break;
+      case 'tool': {
+        const d = n as HTMLDetailsElement;
+        d.className = `tool kind-${item.toolKind}`;
+        d.dataset.toolCallId = item.toolCallId;
+        d.dataset.status = item.status;
+        d.dataset.kind = item.toolKind;
+        // Open edits and failures by default, unless the user has toggled the card.
+        if (!d.dataset.toggled) d.open = item.content.some((c) => c.type === 'diff') || item.status === 'failed';
+        const { html, hasBody } = toolHtml(item, this.model.terminals);
+        d.innerHTML = html;
+        d.classList.toggle('no-body', !hasBody);
+        break;
       }
+      case 'permission':
+        n.className = `permission${item.resolved ? ' resolved' : ''}`;
+        n.dataset.requestId = item.requestId;
+        n.innerHTML = permissionHtml(item);
+        break;
+      case 'compaction':
+        n.className = 'compaction';
+        n.dataset.status = item.status;
+        n.innerHTML = compactionHtml(item, (prev?.querySelector('details') as HTMLDetailsElement | null)?.open ?? false);
+        break;
+      case 'notice':
+        n.className = `notice level-${item.level}`;
+        n.setAttribute('role', item.level === 'error' ? 'alert' : 'status');
+        n.innerHTML = noticeHtml(item);
+        break;
     }
-    return parts.join('');
-  }
-
-  private diffHtml(path: string, oldText: string | null | undefined, newText: string): string {
-    const d = diffHunks(oldText, newText);
-    const rows = d.rows
-      .map((r) => {
-        if (r.type === 'gap') return `<tr class="gap"><td colspan="3">⋯ ${r.skipped} unchanged line${r.skipped === 1 ? '' : 's'}</td></tr>`;
-        const oldNo = r.type === 'add' ? '' : r.oldNo;
-        const newNo = r.type === 'del' ? '' : r.newNo;
-        const sign = r.type === 'add' ? '+' : r.type === 'del' ? '−' : ' ';
-        return `<tr class="${r.type}"><td class="ln">${oldNo}</td><td class="ln">${newNo}</td><td class="code"><span class="sign">${sign}</span>${escapeHtml(r.text) || ' '}</td></tr>`;
-      })
-      .join('');
-    return (
-      `<div class="diff" data-path="${escapeHtml(path)}">` +
-      `<div class="diff-head"><a href="#" class="file-link" data-path="${escapeHtml(path)}" title="${escapeHtml(path)}">${escapeHtml(basename(path))}</a>` +
-      `${d.created ? '<span class="diff-new">new file</span>' : ''}` +
-      `<span class="diff-stat"><span class="plus">+${d.added}</span> <span class="minus">−${d.removed}</span></span></div>` +
-      `<div class="diff-scroll"><table class="diff-table">${rows || '<tr class="gap"><td colspan="3">No changes</td></tr>'}</table></div></div>`
-    );
-  }
-
-  private terminalHtml(terminalId: string, input: Record<string, unknown> | undefined): string {
-    const t = this.model.terminals.get(terminalId);
-    const command = input && typeof input.command === 'string' ? input.command : '';
-    return (
-      `<div class="terminal" data-terminal-id="${escapeHtml(terminalId)}">` +
-      `<div class="term-head">${icon('terminal')}<span class="term-cmd">${escapeHtml(command || terminalId)}</span>` +
-      `<span class="term-exit">${this.exitLabel(t)}</span>` +
-      `<a href="#" class="term-open" data-terminal="${escapeHtml(terminalId)}">Open</a></div>` +
-      `<pre class="term-output">${escapeHtml(clip(t?.output ?? ''))}</pre></div>`
-    );
-  }
-
-  private exitLabel(t: { exitCode: number | null; signal: string | null; done: boolean } | undefined): string {
-    if (!t || !t.done) return '<span class="term-running">running…</span>';
-    if (t.signal) return `<span class="exit-bad">killed (${escapeHtml(t.signal)})</span>`;
-    return t.exitCode === 0 ? '<span class="exit-ok">exit 0</span>' : `<span class="exit-bad">exit ${t.exitCode}</span>`;
+    return n;
   }
 
   private renderTerminal(terminalId: string): void {
@@ -475,67 +352,8 @@ export class ChatApp {
       const follow = pre.scrollHeight - pre.scrollTop - pre.clientHeight < 20;
       pre.textContent = clip(t?.output ?? '');
       if (follow) pre.scrollTop = pre.scrollHeight;
-      (node.querySelector('.term-exit') as HTMLElement).innerHTML = this.exitLabel(t);
+      (node.querySelector('.term-exit') as HTMLElement).innerHTML = exitLabel(t);
     }
-  }
-
-  private renderPermission(item: PermissionItem): HTMLElement {
-    const n = el('div', `permission${item.resolved ? ' resolved' : ''}`);
-    n.dataset.itemId = item.id;
-    n.dataset.requestId = item.requestId;
-    const call = item.toolCall;
-    const input = call.rawInput as Record<string, unknown> | undefined;
-    const command = input && typeof input.command === 'string' ? `<div class="cmd-line"><span class="prompt-sign">$</span> ${escapeHtml(input.command)}</div>` : '';
-    const diffs = (call.content ?? []).filter((c) => c.type === 'diff').map((c) => (c.type === 'diff' ? this.diffHtml(c.path, c.oldText, c.newText) : ''));
-    const buttons = permissionButtons(item.options)
-      .map(
-        (b) =>
-          `<button class="btn ${b.style} small" type="button" data-option-id="${escapeHtml(b.optionId)}" data-kind="${b.kind}"${item.resolved ? ' disabled' : ''}>${escapeHtml(b.label)}</button>`,
-      )
-      .join('');
-    const chosenKind = item.options.find((o) => o.optionId === item.chosen)?.kind ?? '';
-    n.innerHTML =
-      `<div class="perm-head">${icon('shield')}<span>Permission needed</span></div>` +
-      `<div class="perm-title">${escapeHtml(describeToolCall(call))}</div>` +
-      command +
-      this.locationsHtml(call.locations ?? []) +
-      diffs.join('') +
-      (item.resolved
-        ? `<div class="perm-result" data-kind="${escapeHtml(chosenKind)}">${icon(chosenKind.startsWith('allow') ? 'check' : 'cross')}${escapeHtml(resolvedLabel(item.options, item.chosen))}</div>`
-        : `<div class="perm-actions">${buttons}</div>`);
-    return n;
-  }
-
-  private renderCompaction(item: CompactionItem, prev: HTMLElement | undefined): HTMLElement {
-    const n = el('div', 'compaction');
-    n.dataset.itemId = item.id;
-    n.dataset.status = item.status;
-    const wasOpen = (prev?.querySelector('details') as HTMLDetailsElement | null)?.open ?? false;
-    const label =
-      item.status === 'in_progress'
-        ? 'Compacting the context…'
-        : item.status === 'completed'
-          ? 'Context compacted'
-          : item.status === 'failed'
-            ? 'Compaction failed'
-            : 'Compaction cancelled';
-    n.innerHTML =
-      `<div class="divider"><span class="line"></span><span class="divider-label">${icon(item.status === 'in_progress' ? 'spinner' : 'compacted')}${label}</span><span class="line"></span></div>` +
-      (item.summary
-        ? `<details class="compaction-summary"${wasOpen ? ' open' : ''}><summary><span class="chev">${icon('chevron')}</span>Summary</summary><div class="md">${renderMarkdown(item.summary)}</div></details>`
-        : '');
-    return n;
-  }
-
-  private renderNotice(item: NoticeItem): HTMLElement {
-    const n = el('div', `notice level-${item.level}`);
-    n.dataset.itemId = item.id;
-    n.setAttribute('role', item.level === 'error' ? 'alert' : 'status');
-    n.innerHTML =
-      `<span class="notice-icon">${icon(item.level)}</span><div class="notice-body"><div class="notice-text">${escapeHtml(item.text)}</div>` +
-      (item.detail ? `<pre class="notice-detail">${escapeHtml(item.detail)}</pre>` : '') +
-      '</div>';
-    return n;
   }
 
   private renderComposer(): void {
