@@ -17,13 +17,18 @@ from typing import Any
 import anyio
 from acp import RequestError
 from acp.interfaces import Client
-from acp.schema import AllowedOutcome, EnvVariable, PermissionOption, ToolCallUpdate
+from acp.schema import (
+    AllowedOutcome,
+    EnvVariable,
+    PermissionOption,
+    ToolCallUpdate,
+    WaitForTerminalExitResponse,
+)
 
 from agent import events
 from agent.host import (
     CommandResult,
     CommandSpec,
-    HostError,
     PermissionDecision,
     PermissionRequest,
     WriteOutcome,
@@ -64,7 +69,8 @@ class AcpHost:
         except RequestError as exc:
             if not path.exists():  # editors answer a missing file with an error of their own choosing
                 raise FileNotFoundError(str(path)) from None
-            raise HostError(f"the editor could not read {path}: {exc}") from None
+            log.warning("fs/read_text_file %s failed (%s); reading the disk", path, exc)
+            return await self._local.read_text(path)
         return response.content
 
     async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
@@ -102,22 +108,29 @@ class AcpHost:
     async def _follow(self, spec: CommandSpec, tid: str) -> CommandResult:
         await self._sink.send(events.tool_call_update(spec.tool_call_id, content=[events.terminal_content(tid)]))
         timed_out = False
+        exited: WaitForTerminalExitResponse | None = None
         try:
             async with asyncio.timeout(spec.timeout):
-                await self._conn.wait_for_terminal_exit(session_id=self._sid, terminal_id=tid)
+                exited = await self._conn.wait_for_terminal_exit(session_id=self._sid, terminal_id=tid)
         except TimeoutError:
             timed_out = True
+            await self._kill(tid)
+        except RequestError as exc:
+            log.warning("terminal/wait_for_exit %s failed: %s", tid, exc)
             await self._kill(tid)
         except BaseException:  # interrupted: stop the command before the tool reports
             with anyio_shield():
                 await self._kill(tid)
             raise
-        out = await self._conn.terminal_output(session_id=self._sid, terminal_id=tid)
-        status = out.exit_status
-        code = status.exit_code if status is not None else None
-        return CommandResult(exit_code=None if timed_out else code, output=out.output, truncated=out.truncated,
-                             timed_out=timed_out, signal=status.signal if status is not None else None,
-                             terminal_id=tid)
+        try:
+            out = await self._conn.terminal_output(session_id=self._sid, terminal_id=tid)
+            text, truncated, status = out.output, out.truncated, out.exit_status
+        except RequestError as exc:
+            text, truncated, status = f"(the editor did not return the output: {exc})", False, None
+        code = exited.exit_code if exited is not None else status.exit_code if status is not None else None
+        sig = exited.signal if exited is not None else status.signal if status is not None else None
+        return CommandResult(exit_code=None if timed_out else code, output=text, truncated=truncated,
+                             timed_out=timed_out, signal=sig, terminal_id=tid)
 
     async def _kill(self, tid: str) -> None:
         try:

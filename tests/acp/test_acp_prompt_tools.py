@@ -133,3 +133,21 @@ async def test_images_and_embedded_context_reach_the_model(frames_ok: Agent, scr
     parts = user["content"]
     assert any(p.get("type") == "image_url" for p in parts)
     assert "embedded-note-text" in str(parts)
+
+
+async def test_editor_errors_fall_back_to_the_disk(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    """An editor that fails fs/read_text_file or terminal/create does not break the tools."""
+    agent = frames_ok
+    (ws / "data.txt").write_text("on disk\n")
+    agent.client.fail |= {"fs/read_text_file", "terminal/create", "fs/write_text_file"}
+    sid = await agent.new_session(ws)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    scripted.push(tools(call("read_file", {"path": "data.txt"})),
+                  tools(call("terminal", {"command": "echo ran-in-process"})),
+                  tools(call("write_file", {"path": "out.txt", "content": "x"})), text("done"))
+    response = await agent.conn.prompt(session_id=sid, prompt=[text_block("go")])
+    assert response.stop_reason == "end_turn"
+    results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"]
+    assert "on disk" in results[0]
+    assert "ran-in-process" in results[1]
+    assert "refused" in results[2] and not (ws / "out.txt").exists()

@@ -52,6 +52,7 @@ class TestClient:
         self.answers: deque[str] = deque()
         self.permission_requests: list[dict[str, Any]] = []
         self.terminals: dict[str, Term] = {}
+        self.fail: set[str] = set()  # methods that answer with an error (an editor that cannot)
         self._changed = asyncio.Event()
         self._release = asyncio.Event()
         self._ids = 0
@@ -63,6 +64,7 @@ class TestClient:
         self.answers.clear()
         self.permission_requests.clear()
         self.buffers.clear()
+        self.fail.clear()
 
     def kinds(self, session_id: str) -> list[str]:
         return [u["sessionUpdate"] for u in self.updates[session_id]]
@@ -90,6 +92,8 @@ class TestClient:
     def _log(self, method: str, params: dict[str, Any]) -> None:
         self.calls.append((method, params))
         self._changed.set()
+        if method in self.fail:
+            raise RequestError.internal_error({"details": f"this editor cannot {method} right now"})
 
     # ----- acp.Client ------------------------------------------------------------------------
     def on_connect(self, conn: Any) -> None:
