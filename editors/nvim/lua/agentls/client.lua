@@ -38,10 +38,10 @@ function M.lsp_config(cfg)
     init_options = require("agentls").init_options(cfg),
     capabilities = caps,
     handlers = require("agentls.handlers").handlers(),
-    on_exit = function(_, _, client_id)
+    on_exit = function(code, signal, client_id)
       per_client[client_id] = nil
       vim.schedule(function()
-        require("agentls.chat").set_status(nil)
+        require("agentls.commands").client_exited(client_id, code, signal)
       end)
     end,
   }

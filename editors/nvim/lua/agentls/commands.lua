@@ -178,6 +178,25 @@ function M.ask(instruction, sel)
   end)
 end
 
+--- The server of `client_id` exited: its turns will never answer.
+function M.client_exited(client_id, code, signal)
+  local lost = false
+  for sid, r in pairs(running) do
+    if r.client.id == client_id then
+      running[sid] = nil
+      lost = true
+    end
+  end
+  queue = {}
+  chat.set_status(nil)
+  if lost or (code and code ~= 0) then
+    local how = (signal and signal ~= 0) and ("signal " .. signal) or ("exit code " .. tostring(code))
+    chat.apply_state(function(st)
+      render.notice(st, "✗ the agentls server stopped (" .. how .. "); see :LspLog", "error")
+    end)
+  end
+end
+
 function M.is_running(sid)
   if sid then
     return running[sid] ~= nil
