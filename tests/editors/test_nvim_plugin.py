@@ -172,9 +172,21 @@ def test_edit_applies_to_buffer_and_undo(workspace: Path, tmp_path: Path, script
 @needs_nvim
 @needs_server
 def test_stop_interrupts_slow_turn(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
-    """:AgentStop during a model call that would take 60 s ends the turn at once as interrupted."""
-    scripted.push(stall(60, content="too late"))
+    """:AgentStop during a model call that would take 60 s ends the turn at once as interrupted; a server
+    killed during a turn leaves the plugin ready again, with a notice."""
+    scripted.push(stall(60, content="too late"), stall(60, content="never"))
     run_lua("test_stop.lua", env=e2e_env(tmp_path, scripted), cwd=workspace)
+
+
+@needs_nvim
+@needs_server
+def test_steer_reaches_the_model(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
+    """:AgentSteer mid-turn is queued and the model's next request carries it."""
+    scripted.push(tools(call("list_dir", {}), latency=1.0), text("Steered answer."))
+    run_lua("test_steer.lua", env=e2e_env(tmp_path, scripted), cwd=workspace)
+    turns = [r for r in scripted.requests if r.headers.get("x-agentls-purpose", "turn") == "turn"]
+    assert len(turns) == 2, [r.last_user_text for r in turns]
+    assert "Also mention the README" in json.dumps(turns[1].messages), turns[1].messages
 
 
 @needs_nvim

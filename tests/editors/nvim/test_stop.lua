@@ -25,6 +25,26 @@ H.run("stop", function()
   vim.wait(50)
   H.chat_has("⏹ interrupted")
   H.ok(not C.is_running(), "nothing runs any more")
+
+  -- The server dies during a turn: the turn is forgotten and the chat says so.
+  C.last = nil
+  vim.cmd("AgentAsk And again")
+  H.wait(15000, function()
+    return C.is_running()
+  end, "the second turn to start")
+  local killed = 0
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local cmdline = table.concat(vim.fn.readfile("/proc/" .. pid .. "/cmdline", "b"), " ")
+    if cmdline:find("agentls", 1, true) then
+      vim.uv.kill(pid, "sigkill")
+      killed = killed + 1
+    end
+  end
+  H.eq(killed, 1, "killed the server process")
+  H.wait(10000, function()
+    return not C.is_running()
+  end, "the lost turn to be forgotten")
+  vim.wait(100)
+  H.chat_has("^✗ the agentls server stopped", true)
   H.log(table.concat(H.chat_lines(), "\n"))
-  H.finish()
 end)
