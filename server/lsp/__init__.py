@@ -23,6 +23,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _expected_errors(record: logging.LogRecord) -> bool:
+    """pygls logs each error answer (-32602 for bad params...) with a traceback; keep one line at INFO."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if exc is None or type(exc).__module__ != "pygls.exceptions":
+        return True
+    record.msg, record.args = f"{record.getMessage()}: {exc}", ()
+    record.exc_info, record.exc_text = None, None
+    record.levelno, record.levelname = logging.INFO, "INFO"
+    return logging.getLogger().isEnabledFor(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     handler: logging.Handler = logging.FileHandler(args.log_file, encoding="utf-8") if args.log_file \
@@ -33,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     root.setLevel(args.log_level)
     if args.log_level != "DEBUG":  # pygls logs every message at INFO and protocol noise at WARNING
         logging.getLogger("pygls").setLevel(logging.ERROR)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
     from server.lsp.boot import serve
     from server.lsp.wire import DEFAULT_MAX_MESSAGE_BYTES
 

@@ -60,6 +60,7 @@ async def serve(max_bytes: int) -> int:
         if server.protocol.exit_requested and not server.protocol.shutdown_requested:
             code = 1
         await server.aclose()
+        await server.protocol.drain()
     await channel.aclose()
     return code
 

@@ -59,10 +59,8 @@ async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> 
     preview = p.boolean("preview")
     aggressive = p.boolean("aggressive")
     agent = await ls.sessions.get(session_id, where)
-    # Compression waits for the session's running turn: a request queued inside a turn that then ends
-    # would never be answered (tests/core_bugs/test_compress_during_final_call.py).
-    async with ls.turns.holding(session_id):
-        out = await agent.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
+    # While a turn runs, the core compresses at the turn's next safe boundary (or at its end).
+    out = await agent.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
     if "error" in out or "tokensBefore" not in out:
         raise JsonRpcInternalError(f"{where}: compression failed: {out.get('error', 'no report')}; "
                                    "the transcript is unchanged (see the server log)")
@@ -107,6 +105,6 @@ async def undo(ls: AgentServer, raw: Any, where: str = "agent/undo") -> dict[str
     session_id = p.session_id()
     turns = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
     agent = await ls.sessions.get(session_id, where)
-    async with ls.turns.holding(session_id):
+    async with ls.turns.holding(session_id):  # after the turns sent before it
         restored = await agent.undo(turns)
     return {"restoredFiles": restored}

@@ -78,6 +78,8 @@ class Params:
             raise self.invalid(f"{key!r} is required (a string or a list of content blocks)")
         if not isinstance(value, str | list):
             raise self.invalid(f"{key!r} must be a string or a list of content blocks, not {_kind(value)}")
+        if isinstance(value, str) and not value.strip():
+            raise self.invalid(f"{key!r} must not be empty")
         size = len(value) if isinstance(value, str) else sum(len(str(b)) for b in value)
         if size > MAX_PROMPT_CHARS:
             raise self.invalid(f"{key!r} is {size:,} characters; the limit is {MAX_PROMPT_CHARS:,}")

@@ -108,7 +108,15 @@ class AgentProtocol(LanguageServerProtocol):
         except Exception as exc:  # noqa: BLE001 - whatever fails to structure is answered, never raised
             self._bad_message(data, exc)
             return
+        if method == types.SHUTDOWN:
+            self.shutdown_requested = True  # before the handler task runs: later requests are refused
         self.handle_message(message)
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Wait (a while) for the handlers of requests still being answered."""
+        tasks = [f for f in self._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
 
     def _bad_message(self, data: dict[str, Any], exc: Exception) -> None:
         detail = _describe(exc)
@@ -149,7 +157,6 @@ class AgentProtocol(LanguageServerProtocol):
 
     @lsp_method(types.SHUTDOWN)
     async def lsp_shutdown(self, *args: Any) -> None:  # type: ignore[override]
-        self.shutdown_requested = True
         await self._server.aclose()
 
     @lsp_method(types.EXIT)

@@ -111,7 +111,7 @@ class TurnRunner:
         out = wire_result(result)
         if result.get("cleanup_errors"):
             log.warning("turn cleanup errors: %s", result["cleanup_errors"])
-        if out.get("pendingSteer"):
+        if out.get("pendingSteer") and not out["interrupted"]:  # after an interrupt the user said stop
             self.background(agent, out["pendingSteer"])
         if show_answer:
             self._ls.show(*answer_text(out))

@@ -86,6 +86,15 @@ async def editor(lsp_client: Editor) -> AsyncIterator[None]:
             pytest.fail("the server did not shut down within 20 s")
 
 
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_editor,
+                                              server_env=SERVER_ENV))
+async def other_editor(lsp_client: Editor) -> AsyncIterator[None]:
+    """A second editor with its own server process (same session store)."""
+    yield
+    if lsp_client.capabilities is not None and lsp_client.error is None:
+        await asyncio.wait_for(lsp_client.shutdown_session(), 20)
+
+
 @pytest.fixture
 async def srv() -> AsyncIterator[ScriptedServer]:
     async with ScriptedServer() as server:
@@ -136,3 +145,9 @@ async def until(predicate: Any, timeout: float = 10.0, what: str = "condition") 
 def update_kinds(editor: Editor, session_id: str | None = None) -> list[str]:
     return [u["update"]["sessionUpdate"] for u in editor.seen.updates
             if session_id is None or u["sessionId"] == session_id]
+
+
+def streamed_text(editor: Editor, session_id: str) -> str:
+    """The agent_message_chunk texts of a session, joined."""
+    return "".join(u["update"]["content"]["text"] for u in editor.seen.updates
+                   if u["sessionId"] == session_id and u["update"]["sessionUpdate"] == "agent_message_chunk")

@@ -7,8 +7,11 @@ an edit the server computes wrongly shows up as wrong buffer text here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import os
 import re
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,8 +69,15 @@ class Doc:
     version: int
 
 
+_raw_ids = itertools.count(1)
+
+
 class EditorProtocol(LanguageClientProtocol):
     """Keeps agent/* messages, applyEdit params and untyped responses as plain dicts."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.raw_ids: set[str] = set()
 
     def structure_message(self, data: Any) -> Any:
         if not isinstance(data, dict) or "jsonrpc" not in data:
@@ -78,10 +88,17 @@ class EditorProtocol(LanguageClientProtocol):
                 return JsonRPCRequestMessage(id=data["id"], method=method, jsonrpc="2.0", params=data.get("params"))
             return JsonRPCNotification(method=method, jsonrpc="2.0", params=data.get("params"))
         if "method" not in data and "error" not in data and data.get("id") in self._result_types \
-                and self._result_types.get(data["id"]) is None:
+                and (self._result_types.get(data["id"]) is None or data["id"] in self.raw_ids):
             self._result_types.pop(data["id"])
+            self.raw_ids.discard(data["id"])
             return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
         return super().structure_message(data)
+
+    async def request_raw(self, method: str, params: Any) -> Any:
+        """A request whose answer stays JSON (lsprotocol reads a CodeAction with a command as a Command)."""
+        msg_id = f"raw-{next(_raw_ids)}"
+        self.raw_ids.add(msg_id)
+        return await asyncio.wrap_future(self.send_request(method, params, msg_id=msg_id))
 
 
 @dataclass
@@ -171,6 +188,15 @@ class Editor(LanguageClient):
         self.type_into(uri, edits)
 
 
+async def _stop(entry: dict[str, Any]) -> None:
+    proc = entry["proc"]
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    await proc.wait()
+    await entry["reader"]
+
+
 def make_editor() -> Editor:
     client = Editor()
     register_lsp_features(client)
@@ -234,17 +260,15 @@ def make_editor() -> Editor:
         return {"output": entry["output"].decode(errors="replace"), "truncated": False, "exitStatus": status}
 
     @client.feature("agent/terminal/kill")
-    def terminal_kill(ls: Editor, params: dict[str, Any]) -> None:
+    async def terminal_kill(ls: Editor, params: dict[str, Any]) -> None:
         ls.seen.terminal.append(("kill", params))
-        proc = ls.terminals[params["terminalId"]]["proc"]
-        if proc.returncode is None:
-            proc.kill()
+        await _stop(ls.terminals[params["terminalId"]])
 
     @client.feature("agent/terminal/release")
-    def terminal_release(ls: Editor, params: dict[str, Any]) -> None:
+    async def terminal_release(ls: Editor, params: dict[str, Any]) -> None:
         ls.seen.terminal.append(("release", params))
         entry = ls.terminals.pop(params["terminalId"], None)
-        if entry and entry["proc"].returncode is None:
-            entry["proc"].kill()
+        if entry is not None:
+            await _stop(entry)
 
     return client

@@ -1,0 +1,73 @@
+"""agent/steer and agent/interrupt while a turn runs, between turns, and the pendingSteer follow-up."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agent.scripted import ScriptedServer, call, text, tools
+
+from .conftest import initialize, new_session, request, streamed_text, until
+from .editor import Editor
+
+NO_TERMINAL = {"updates": True, "permissions": True}
+
+
+async def test_steer_mid_turn_is_queued_and_delivered_after_the_tool_round(editor: Editor, srv: ScriptedServer,
+                                                                           workspace: Path) -> None:
+    await initialize(editor, srv, workspace, agent=NO_TERMINAL)
+    sid = await new_session(editor)
+    srv.push(tools(call("terminal", {"command": "sleep 0.5; echo slept"})), text("done, in French"))
+    tool_started = asyncio.Event()
+    editor.on_update = lambda p: tool_started.set() if p["update"]["sessionUpdate"] == "tool_call" else None
+    turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "run the slow thing"}))
+    await asyncio.wait_for(tool_started.wait(), 10)
+    steered = await request(editor, "agent/steer", {"sessionId": sid, "text": "answer in French"})
+    assert steered == {"outcome": "queued"}
+    result = await turn
+    assert result["completed"] and "pendingSteer" not in result
+    second = srv.requests[1].messages
+    assert second[-2]["role"] == "tool" and "slept" in second[-2]["content"]
+    assert second[-1] == {"role": "user", "content": "answer in French"}
+
+
+async def test_steer_between_turns_starts_a_new_turn(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
+    await initialize(editor, srv, workspace)
+    sid = await new_session(editor)
+    srv.push(text("started by a steer"))
+    assert await request(editor, "agent/steer", {"sessionId": sid, "text": "check the tests"}) == \
+        {"outcome": "startedNewTurn"}
+    await until(lambda: "started by a steer" in streamed_text(editor, sid), what="the new turn's answer")
+    assert srv.requests[0].last_user_text == "check the tests"
+
+
+async def test_a_steer_the_turn_could_not_take_comes_back_and_runs_next(editor: Editor, srv: ScriptedServer,
+                                                                        workspace: Path) -> None:
+    await initialize(editor, srv, workspace)
+    sid = await new_session(editor)
+    srv.push(text("final answer", latency=1.0), text("follow-up answer"))
+    turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "one"}))
+    await until(lambda: len(srv.requests) == 1, what="the provider call")
+    assert await request(editor, "agent/steer", {"sessionId": sid, "text": "and also two"}) == {"outcome": "queued"}
+    result = await turn
+    assert result["finalResponse"] == "final answer" and result["pendingSteer"] == "and also two"
+    await until(lambda: len(srv.requests) == 2, what="the follow-up turn")
+    assert srv.requests[1].last_user_text == "and also two"
+
+
+async def test_interrupt_stops_the_turn_at_once(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
+    await initialize(editor, srv, workspace)
+    sid = await new_session(editor)
+    srv.push(text("too late", latency=30))
+    turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "slow"}))
+    await until(lambda: len(srv.requests) == 1, what="the provider call")
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    assert await request(editor, "agent/interrupt", {"sessionId": sid}) == {"interrupted": True}
+    result = await asyncio.wait_for(turn, 5)
+    assert loop.time() - start < 2
+    assert result["interrupted"] is True and result["exitReason"] == "interrupted" and not result["completed"]
+    assert await request(editor, "agent/interrupt", {"sessionId": sid}) == {"interrupted": False}
+    srv.push(text("next turn is fine"))
+    after = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "again"})
+    assert after["finalResponse"] == "next turn is fine"
