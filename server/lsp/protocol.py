@@ -114,7 +114,11 @@ class AgentProtocol(LanguageServerProtocol):
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait (a while) for the handlers of requests still being answered."""
-        tasks = [f for f in self._request_futures.values() if isinstance(f, asyncio.Task) and not f.done()]
+        tasks: list[asyncio.Task[Any]] = []
+        for future in list(self._request_futures.values()):
+            pending: object = future
+            if isinstance(pending, asyncio.Task) and not pending.done():
+                tasks.append(pending)
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 

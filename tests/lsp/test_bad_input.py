@@ -65,8 +65,8 @@ async def test_bad_messages_get_errors_while_another_turn_runs(raw: RawClient, s
 
 WRONG: list[tuple[str, dict[str, Any], str]] = [
     ("agent/turn", {"sessionId": 5, "prompt": "x"}, "agent/turn: 'sessionId' must be a string, not a number"),
-    ("agent/turn", {"sessionId": "S", "prompt": 5}, "agent/turn: 'prompt' must be a string or a list of content "
-                                                    "blocks, not a number"),
+    ("agent/turn", {"sessionId": "S", "prompt": 5},
+     "agent/turn: 'prompt' must be a string or a list of content blocks, not a number"),
     ("agent/turn", {"sessionId": "S"}, "agent/turn: 'prompt' is required"),
     ("agent/turn", {"sessionId": "S", "prompt": [{"type": "video"}]}, "unknown content block type 'video'"),
     ("agent/turn", {"sessionId": "S", "prompt": ""}, "'prompt'"),

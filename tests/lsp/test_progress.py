@@ -18,7 +18,7 @@ async def test_a_turn_reports_progress(editor: Editor, srv: ScriptedServer, work
     sid = await new_session(editor)
     srv.push(tools(call("terminal", {"command": "echo running tests"})), text("all green"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "run the   tests please"})
-    [(token, reports)] = list(editor.progress_reports.items())
+    [reports] = list(editor.progress_reports.values())
     begin, *middle, end = reports
     assert isinstance(begin, types.WorkDoneProgressBegin)
     assert begin.title == "agentls" and begin.message == "run the tests please" and begin.cancellable
