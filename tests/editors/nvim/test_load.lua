@@ -57,6 +57,20 @@ H.run("load", function()
   chat.reset()
   H.eq(H.text(buf), "", "reset empties the buffer")
 
+  -- A charwise visual selection sends exactly the selected characters; a typed range whole lines.
+  vim.cmd("enew")
+  vim.api.nvim_buf_set_name(0, vim.fn.getcwd() .. "/sel.py")
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, { "alpha beta", "gamma delta", "last" })
+  vim.cmd("normal! 1G06lvj04l\27")
+  local C = require("agentls.commands")
+  local sel = C.selection({ range = 2, line1 = 1, line2 = 2 })
+  H.eq(sel.text, "beta\ngamma", "charwise selection")
+  H.eq({ sel.path, sel.line1, sel.line2 }, { "sel.py", 1, 2 }, "selection place")
+  H.ok(sel.uri:find("^file://.*/sel%.py$"), "file uri: " .. sel.uri)
+  sel = C.selection({ range = 2, line1 = 2, line2 = 3 })
+  H.eq(sel.text, "gamma delta\nlast", "a typed range takes whole lines")
+  H.eq(C.selection({ range = 0, line1 = 1, line2 = 1 }), nil, "no range, no selection")
+
   -- The help file has valid tags (helptags on a copy, so the plugin directory stays clean).
   local tmp = vim.fn.tempname()
   vim.fn.mkdir(tmp .. "/doc", "p")
