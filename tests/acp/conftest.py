@@ -35,6 +35,7 @@ async def acp(scripted: ScriptedServer, tmp_path_factory: pytest.TempPathFactory
     home = tmp_path_factory.mktemp("agent")
     async with start_agent(home, agent_env(scripted, home), extra_caps={"session": {"compaction": {}}}) as agent:
         yield agent
+    agent.check_frames()  # the whole conversation, the initialize answer included
 
 
 @pytest.fixture

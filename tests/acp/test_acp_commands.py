@@ -21,6 +21,7 @@ async def plain(scripted: ScriptedServer, tmp_path_factory: pytest.TempPathFacto
     home = tmp_path_factory.mktemp("plain")
     async with start_agent(home, agent_env(scripted, home), caps=None) as agent:
         yield agent
+    agent.check_frames()
 
 
 async def _chat(agent: Agent, scripted: ScriptedServer, ws: Path) -> str:
