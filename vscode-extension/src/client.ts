@@ -6,6 +6,7 @@
 
 import * as vscode from 'vscode';
 import {
+  CancellationToken,
   LanguageClient,
   ResponseError,
   State,
@@ -17,6 +18,7 @@ import {
 } from 'vscode-languageclient/node';
 import { Methods, type AgentUpdateParams, type RequestPermissionParams, type RequestPermissionResult } from './acp';
 import type { AgentRequester, CancellationLike } from './core/controller';
+import { editedUris } from './core/edits';
 import { buildInitializationOptions, effectiveSetting, fillAgentCapabilities, serverCommand, type SettingReader } from './core/settings';
 import { TerminalError, type TerminalManager } from './core/terminals';
 import type { ServerState } from './protocol';
@@ -55,6 +57,13 @@ export function settingReader(): SettingReader {
   const cfg = vscode.workspace.getConfiguration('agentls');
   const trusted = vscode.workspace.isTrusted;
   return (key) => effectiveSetting(cfg.inspect(key), key, trusted);
+}
+
+async function saveDocuments(uris: string[]): Promise<void> {
+  const paths = new Set(uris.map((u) => vscode.Uri.parse(u).fsPath));
+  await Promise.all(
+    vscode.workspace.textDocuments.filter((d) => d.isDirty && paths.has(d.uri.fsPath)).map((d) => d.save().then(undefined, () => false)),
+  );
 }
 
 export class AgentServer implements vscode.Disposable {
@@ -134,6 +143,17 @@ export class AgentServer implements vscode.Disposable {
       initializationOptions,
       outputChannel: this.output,
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
+      middleware: {
+        workspace: {
+          // VS Code applies the agent's edits to buffers; save them so commands the agent runs see them.
+          handleApplyEdit: async (params, next) => {
+            const result = await next(params, CancellationToken.None);
+            if (result instanceof ResponseError || !result?.applied) return result;
+            if (vscode.workspace.getConfiguration('agentls').get<boolean>('saveEdits', true)) await saveDocuments(editedUris(params.edit));
+            return result;
+          },
+        },
+      },
     };
     const client = new LanguageClient('agentls', 'agentls', serverOptions, clientOptions);
     client.registerFeature(this.feature);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fakeWebviewView, installVscode, makeFakeVscode, type FakeVscode } from './fakeVscode';
+import { fakeWebviewView, installVscode, makeFakeVscode, Uri, type FakeVscode } from './fakeVscode';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
@@ -53,7 +53,6 @@ describe('extension activation (stand-in vscode, real language client)', functio
     });
     uninstall = installVscode(fake.module);
     ext = require('../../src/extension') as typeof import('../../src/extension');
-    const Uri = fake.module.Uri as { file(p: string): unknown };
     context = { subscriptions: [], extensionUri: Uri.file(ROOT) };
     ext.activate(context as never);
   });
@@ -103,6 +102,14 @@ describe('extension activation (stand-in vscode, real language client)', functio
     view.webview.receive({ type: 'ready' });
     await until('ready status', () => (view.webview.posted as { type: string; state?: string }[]).some((m) => m.type === 'status' && m.state === 'ready'));
 
+    // An open, dirty buffer the agent's edit lands in: the extension saves it after applyEdit.
+    const notes = { uri: Uri.file(path.join(ws, 'notes.txt')), isDirty: true, saved: 0, save: () => Promise.resolve(true) };
+    notes.save = () => {
+      notes.saved++;
+      return Promise.resolve(true);
+    };
+    fake.documents.push(notes);
+
     view.webview.receive({ type: 'prompt', text: 'run echo' });
     const card = await until('permission card', () =>
       (view.webview.posted as { type: string; requestId?: string }[]).find((m) => m.type === 'permissionRequest'),
@@ -112,6 +119,9 @@ describe('extension activation (stand-in vscode, real language client)', functio
       (view.webview.posted as { type: string; result?: { finalResponse: string } }[]).find((m) => m.type === 'turnResult'),
     );
     assert.equal(result.result!.finalResponse, 'Output: fake-ok');
+    assert.deepEqual(records().find((r) => r.method === 'applyEdit-answer')!.result, { applied: true });
+    assert.equal(fake.appliedEdits.length, 1, 'VS Code applied the edit');
+    assert.equal(notes.saved, 1, 'the edited document was saved');
 
     const posted = view.webview.posted as { type: string; update?: { sessionUpdate: string } }[];
     assert.deepEqual(

@@ -43,7 +43,7 @@ export class EventEmitter<T> {
   }
 }
 
-class Uri {
+export class Uri {
   constructor(
     readonly scheme: string,
     readonly fsPath: string,
@@ -118,6 +118,9 @@ export interface FakeVscode {
   settings: Record<string, unknown>;
   terminals: unknown[];
   participants: string[];
+  appliedEdits: unknown[];
+  /** Open documents (what workspace.textDocuments lists); `saved` counts save() calls. */
+  documents: { uri: Uri; isDirty: boolean; saved: number; save(): Promise<boolean> }[];
 }
 
 export function makeFakeVscode(workspaceDir: string): FakeVscode {
@@ -128,6 +131,8 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
   const settings: Record<string, unknown> = {};
   const terminals: unknown[] = [];
   const participants: string[] = [];
+  const appliedEdits: unknown[] = [];
+  const documents: FakeVscode['documents'] = [];
   const disposable = { dispose() {} };
   const message = (level: string) => (...args: unknown[]) => {
     messages.push({ level, args });
@@ -216,7 +221,13 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
       onDidSaveTextDocument: () => disposable,
       onWillSaveTextDocument: () => disposable,
       onDidChangeWorkspaceFolders: () => disposable,
-      textDocuments: [],
+      get textDocuments() {
+        return documents;
+      },
+      applyEdit: (edit: unknown) => {
+        appliedEdits.push(edit);
+        return Promise.resolve(true);
+      },
       notebookDocuments: [],
       asRelativePath: (p: string) => p,
     },
@@ -233,7 +244,7 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
     // __esModule keeps __importStar from copying only the own keys (classes like CompletionItem come from the proxy).
     get: (t, p) => (p in t ? t[p as string] : p === '__esModule' ? true : p === 'then' ? undefined : deepProxy(`vscode.${String(p)}`)),
   });
-  return { module, commands, executed, viewProviders, messages, settings, terminals, participants };
+  return { module, commands, executed, viewProviders, messages, settings, terminals, participants, appliedEdits, documents };
 }
 
 /** Make `require('vscode')` return `fake` until the returned function is called. */
