@@ -30,12 +30,13 @@ CLOSE_TIMEOUT = 5.0
 NO_MODEL = "agentls has no model to use: set an API key and a model, or install the local model"
 
 
-def absolute_dir(cwd: str, what: str = "cwd") -> Path:
+def absolute(cwd: str, *, existing: bool = True) -> Path:
+    """``cwd`` resolved; it must be absolute, and an existing directory when ``existing``."""
     path = Path(cwd)
     if not path.is_absolute():
-        raise invalid_params(f"{what} must be an absolute path, not {cwd!r}")
-    if not path.is_dir():
-        raise invalid_params(f"{what} {cwd!r} is not a directory")
+        raise invalid_params(f"cwd must be an absolute path, not {cwd!r}")
+    if existing and not path.is_dir():
+        raise invalid_params(f"cwd {cwd!r} is not a directory")
     return path.resolve()
 
 
@@ -125,7 +126,7 @@ class Sessions:
 
     # ----- lifecycle -------------------------------------------------------------------------
     async def create(self, cwd: str, mcp_servers: list[Any] | None) -> AcpSession:
-        session = self._register(uuid.uuid4().hex, absolute_dir(cwd), mcp_servers)
+        session = self._register(uuid.uuid4().hex, absolute(cwd), mcp_servers)
         await self._attach(session, stored=False)
         return session
 
@@ -136,7 +137,7 @@ class Sessions:
             return live
         from server.manager import UnknownSession
 
-        session = live or self._register(session_id, absolute_dir(cwd), mcp_servers)
+        session = live or self._register(session_id, absolute(cwd, existing=False), mcp_servers)
         try:
             await self._attach(session, stored=True)
         except UnknownSession:
@@ -155,7 +156,7 @@ class Sessions:
         return session.agent
 
     async def list(self, cwd: str | None, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-        where = str(absolute_dir(cwd)) if cwd else None
+        where = str(absolute(cwd, existing=False)) if cwd else None
         try:
             rows, next_cursor = await self.manager.list_sessions(cwd=where, cursor=cursor)
         except ValueError as exc:

@@ -77,7 +77,7 @@ async def _turns(sessions: Sessions, session: AcpSession, content: Any, epoch: i
     session.control.begin_turn()
     if session.notice:
         notice, session.notice = session.notice, None
-        await session.sink.text(f"_{notice}_\n\n")
+        await session.sink.text("\n".join(f"> {line}" for line in notice.splitlines()) + "\n\n")
     try:
         result = await _run_core(session, agent, content)
     except PromptError as exc:
