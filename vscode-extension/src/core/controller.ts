@@ -409,21 +409,31 @@ export class ChatController {
     }
   }
 
-  private async ensureSession(conn: AgentRequester): Promise<string | null> {
-    if (this.sessionId) return this.sessionId;
-    try {
-      const params: { cwd?: string } = {};
-      const cwd = this.host.cwd();
-      if (cwd) params.cwd = cwd;
-      const r = await conn.request<{ sessionId: string }>(Methods.newSession, params);
-      // Keep what the user already sees (e.g. an error notice) — just adopt the id.
-      this.sessionId = r.sessionId;
-      this.emit({ type: 'session', sessionId: r.sessionId });
-      return r.sessionId;
-    } catch (err) {
-      this.emit({ type: 'notice', level: 'error', text: 'Could not start a session.', detail: errorMessage(err).message });
-      return null;
-    }
+  private creating: Promise<string | null> | null = null;
+
+  /** The panel's session, created on first use (two quick prompts share one creation). */
+  private ensureSession(conn: AgentRequester): Promise<string | null> {
+    if (this.sessionId) return Promise.resolve(this.sessionId);
+    this.creating ??= (async () => {
+      try {
+        const params: { cwd?: string } = {};
+        const cwd = this.host.cwd();
+        if (cwd) params.cwd = cwd;
+        const r = await conn.request<{ sessionId: string }>(Methods.newSession, params);
+        // Keep what the user already sees (e.g. an error notice) — just adopt the id.
+        if (!this.sessionId) {
+          this.sessionId = r.sessionId;
+          this.emit({ type: 'session', sessionId: r.sessionId });
+        }
+        return this.sessionId;
+      } catch (err) {
+        this.emit({ type: 'notice', level: 'error', text: 'Could not start a session.', detail: errorMessage(err).message });
+        return null;
+      } finally {
+        this.creating = null;
+      }
+    })();
+    return this.creating;
   }
 
   private switchTo(sessionId: string, title: string | null, replaying: boolean): void {

@@ -69,6 +69,13 @@ describe('chat controller', () => {
     assert.equal(c.running, false);
   });
 
+  it('two quick prompts share one new session', async () => {
+    const { c, server } = setup();
+    server.answers['agent/turn'] = { finalResponse: 'ok', completed: true };
+    await Promise.all([c.handleMessage({ type: 'prompt', text: 'a' }), c.handleMessage({ type: 'prompt', text: 'b' })]);
+    assert.equal(server.methods().filter((m) => m === 'agent/newSession').length, 1);
+  });
+
   it('forwards updates of its session only', () => {
     const { c, posted } = setup();
     (c as unknown as { sessionId: string }).sessionId = 'S1';
