@@ -185,3 +185,16 @@ async def test_close_cancels_a_running_turn(frames_ok: Agent, scripted: Scripted
     await agent.client.wait_for(lambda: len(scripted.requests) == 1)
     await asyncio.wait_for(agent.conn.close_session(session_id=sid), 5)
     assert (await asyncio.wait_for(turn, 5)).stop_reason == "cancelled"
+
+
+async def test_load_replays_image_prompts(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    scripted.push(text("a tiny picture"))
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("what is this?"), image])  # type: ignore[list-item]
+    await agent.conn.close_session(session_id=sid)
+    agent.client.updates[sid].clear()
+    await agent.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
+    user = [u["content"] for u in agent.client.updates[sid] if u["sessionUpdate"] == "user_message_chunk"]
+    assert user == [{"type": "text", "text": "what is this?"}, image]
