@@ -17,7 +17,7 @@ class Params:
 
     def __init__(self, where: str, raw: Any) -> None:
         self.where = where
-        if raw is None:
+        if raw is None or raw == []:  # no params (Lua's {} encodes as [])
             raw = {}
         if not isinstance(raw, dict):
             raise self.invalid(f"params must be an object, not {_kind(raw)}")
