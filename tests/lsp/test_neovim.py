@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not found: pip instal
 
 
 def documented_config() -> str:
-    match = re.search(r"<!-- tested: [^>]*-->\s*```lua\n(.*?)```", DOC.read_text(), re.S)
+    match = re.search(r"<!-- tested: [^>]*-->\s*```lua\n(.*?)```", DOC.read_text(), re.DOTALL)
     assert match, "the tested lua block is missing from docs/editors/neovim-lsp.md"
     return match.group(1)
 
