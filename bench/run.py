@@ -25,16 +25,10 @@ if str(ROOT) not in sys.path:
 from bench.common import Row, load_average, machine, rows_from_json, table
 
 BENCHMARKS = ("loop_overhead", "startup", "parallel_tools", "concurrency", "streaming", "context", "local_model")
-EXTERNAL = {"local_model": "local_model_bench"}  # written by the local-model work; included when present
-
-
-def available(name: str) -> bool:
-    module = EXTERNAL.get(name, name)
-    return (ROOT / "bench" / f"{module}.py").exists()
 
 
 def run_one(name: str, quick: bool) -> tuple[list[Row], float]:
-    module = EXTERNAL.get(name, name)
+    module = name
     cmd = [sys.executable, "-m", f"bench.{module}", "--json"] + (["--quick"] if quick else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     t0 = time.perf_counter()
@@ -68,10 +62,6 @@ def main(argv: list[str] | None = None) -> int:
     load_before = load_average()
     rows: list[Row] = []
     for name in names:
-        if not available(name):
-            if args.only or name not in EXTERNAL:
-                rows.append(Row(name, f"n/a (bench/{EXTERNAL.get(name, name)}.py not present)"))
-            continue
         print(f"running {name}...", file=sys.stderr, flush=True)
         got, took = run_one(name, args.quick)
         print(f"  {name}: {took:.1f} s", file=sys.stderr, flush=True)
