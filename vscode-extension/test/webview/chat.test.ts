@@ -299,6 +299,25 @@ describe('chat webview (headless Chromium)', function () {
     assert.match((await chat.page.textContent('.server-banner')) ?? '', /ENOENT/);
   });
 
+  it('follows the theme: colours come from VS Code variables', async () => {
+    await chat.send(...start, ...fixtureMessages(fixture));
+    const colours = () =>
+      chat.page.evaluate(() => ({
+        bg: getComputedStyle(document.body).backgroundColor,
+        fg: getComputedStyle(document.querySelector('.msg.agent')!).color,
+        primary: getComputedStyle(document.querySelector('.permission .btn.primary')!).backgroundColor,
+      }));
+    assert.deepEqual(await colours(), { bg: 'rgb(24, 24, 24)', fg: 'rgb(204, 204, 204)', primary: 'rgb(0, 120, 212)' });
+    // Switch to light theme colours the way the workbench does (variables on <html>).
+    await chat.page.evaluate(() => {
+      const s = document.documentElement.style;
+      s.setProperty('--vscode-sideBar-background', '#f8f8f8');
+      s.setProperty('--vscode-foreground', '#3b3b3b');
+      s.setProperty('--vscode-button-background', '#005fb8');
+    });
+    assert.deepEqual(await colours(), { bg: 'rgb(248, 248, 248)', fg: 'rgb(59, 59, 59)', primary: 'rgb(0, 95, 184)' });
+  });
+
   it('never turns agent text into live HTML', async () => {
     await chat.send(...start, {
       type: 'update',
