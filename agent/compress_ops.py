@@ -85,15 +85,17 @@ class CompressOps:
                         aggressive: bool = False) -> dict[str, Any] | None:
         """Compress now (the caller holds the turn). Reports ``compaction_update``; never raises but cancellation."""
         compaction_id = f"compaction-{uuid.uuid4().hex[:12]}"
-        if not preview:
+        # A manual pass shows its progress; an automatic one reports only if it changed something.
+        if not preview and not automatic:
             await self._emit(events.compaction_update(compaction_id, "in_progress"))
         try:
             res: CompressionResult = await self.compressor.compress(
                 self.messages, summarize=self._summarize, focus=focus, keep_last=keep_last,
                 aggressive=aggressive, preview=preview, automatic=automatic)
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._emit(events.compaction_update(compaction_id, "cancelled"))
+            if not preview and not automatic:
+                with anyio.CancelScope(shield=True):
+                    await self._emit(events.compaction_update(compaction_id, "cancelled"))
             raise
         except Exception as exc:
             log.exception("compression failed")
@@ -104,11 +106,14 @@ class CompressOps:
                   "messagesBefore": res.messages_before, "messagesAfter": res.messages_after}
         if preview:
             return {**report, "summary": res.summary}
-        if res.messages_after != res.messages_before or res.messages != self.messages:
+        changed = res.messages_after != res.messages_before or res.messages != self.messages
+        if changed:
             self.messages[:] = res.messages
             self._needs_rewrite = True
             self.last_prompt_tokens = None
             await self._persist(turn)
+        elif automatic:
+            return {**report, "summary": res.summary}
         await self._emit(events.compaction_update(compaction_id, "completed", summary=res.summary, meta=report))
         await self._emit(events.usage_update(res.tokens_after, self.compressor.context_window))
         return {**report, "summary": res.summary}

@@ -61,6 +61,8 @@ class PermissionRequest:
     kind: str
     raw_input: dict[str, object]
     options: tuple[PermissionOption, ...] = field(default_factory=tuple)
+    # ACP ToolCallContent shown with the question, e.g. the diff of the edit being approved.
+    content: tuple[dict[str, object], ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from agent import events
+from agent.paths import OutsideWorkspace, resolve_in_workspace
+from agent.tools.base import Tool
+from agent.tools.registry import BUILTIN_TOOLS
 from agent.types import Message, SessionUpdate, text_of
 
-_KINDS = {"read_file": "read", "write_file": "edit", "edit_file": "edit", "list_dir": "read",
-          "search_files": "search", "terminal": "execute", "todo": "think"}
+_TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 
 
-def replay_updates(messages: Iterable[Message]) -> Iterator[SessionUpdate]:
+def _describe(name: str, args: object, root: Path | None) -> tuple[str, str, list[dict[str, object]]]:
+    """The same title, kind and locations the live tool call had."""
+    tool: Tool | None = _TOOLS.get(name)
+    if tool is None or not isinstance(args, dict):
+        return name, "other", []
+    locations = []
+    if root is not None:
+        for raw in tool.paths(args):
+            try:
+                locations.append(events.location(str(resolve_in_workspace(root, raw))))
+            except OutsideWorkspace:
+                continue
+    return tool.title(args) or name, tool.kind, locations
+
+
+def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Iterator[SessionUpdate]:
     """``user_message_chunk``, ``agent_thought_chunk``, ``agent_message_chunk``, ``tool_call`` and its final
     ``tool_call_update`` for every message after the system prompt, in order."""
     for msg in messages:
@@ -35,9 +53,8 @@ def replay_updates(messages: Iterable[Message]) -> Iterator[SessionUpdate]:
                     args = json.loads(call["function"]["arguments"] or "{}")
                 except ValueError:
                     args = {"arguments": call["function"]["arguments"]}
-                title = name if not isinstance(args, dict) else \
-                    f"{name} {args.get('path') or args.get('command') or args.get('pattern') or ''}".strip()
-                yield events.tool_call(call["id"], title, _KINDS.get(name, "other"), status="in_progress",
+                title, kind, locations = _describe(name, args, root)
+                yield events.tool_call(call["id"], title, kind, status="in_progress", locations=locations,
                                        raw_input=args)
         elif role == "tool":
             failed = bool((msg.get("meta") or {}).get("error"))

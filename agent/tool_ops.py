@@ -42,8 +42,9 @@ class ToolOps:
         raise NotImplementedError
 
     def _tool_context(self, tool_call_id: str, turn: TurnState) -> ToolContext:
-        async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool) -> str | None:
-            return await self._ask_permission(tool_call_id, title, action, raw_input, key, dangerous)
+        async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool,
+                      content: list[dict[str, Any]]) -> str | None:
+            return await self._ask_permission(tool_call_id, title, action, raw_input, key, dangerous, content)
 
         def set_plan(entries: list[dict[str, Any]]) -> None:
             self.plan = entries
@@ -54,7 +55,7 @@ class ToolOps:
                            send_update=self._emit, set_plan=set_plan)
 
     async def _ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
-                              key: str, dangerous: bool) -> str | None:
+                              key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:
         """None when the action may go ahead, else the refusal as the model should read it."""
         what = "edit" if action == "edit" else "command"
         decision = self.policy.decide(action, key, dangerous)
@@ -64,8 +65,8 @@ class ToolOps:
             return f"error: the user has refused this {what} for the rest of the session (they chose 'always reject')"
         options = tuple(o for o in OPTIONS if not (dangerous and o.kind == "allow_always"))
         request = PermissionRequest(tool_call_id=tool_call_id, title=title, kind=action, raw_input=raw_input,
-                                    options=options)
-        await self._emit(events.tool_call_update(tool_call_id, status="pending"))
+                                    options=options, content=tuple(content or ()))
+        await self._emit(events.tool_call_update(tool_call_id, status="pending", content=list(content or ()) or None))
         answer = await self.host.request_permission(request)
         if answer is None:
             if self.policy.unattended(action, dangerous) == "allow":

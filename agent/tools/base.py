@@ -35,8 +35,8 @@ class ToolContext:
     tool_call_id: str
     settings_terminal_timeout: float
     output_limit: int
-    # Returns None when allowed, else the reason the action was refused (already phrased for the model).
-    ask_permission: Callable[[str, str, JsonObject, str, bool], Awaitable[str | None]]
+    # (title, action, raw_input, key, dangerous, content) -> None when allowed, else the refusal for the model.
+    ask_permission: Callable[[str, str, JsonObject, str, bool, list[dict[str, Any]]], Awaitable[str | None]]
     # Records a file's content before this turn's first edit to it (for undo).
     checkpoint: Callable[[Path, str | None], Awaitable[None]]
     send_update: Callable[[SessionUpdate], Awaitable[None]]

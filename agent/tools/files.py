@@ -61,7 +61,9 @@ async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
 
 async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: str) -> ToolOutput:
     rel = display(ctx.root, path)
-    refusal = await ctx.ask_permission(f"{verb} {rel}", "edit", {"path": rel}, "edit", False)
+    diff = events.diff_content(str(path), old, new)
+    ask = {"Created": "Create", "Wrote": "Overwrite", "Edited": "Edit"}.get(verb, verb)
+    refusal = await ctx.ask_permission(f"{ask} {rel}", "edit", {"path": rel}, "edit", False, [diff])
     if refusal:
         return ToolOutput(refusal, is_error=True)
     await ctx.checkpoint(path, old)
@@ -69,7 +71,6 @@ async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: 
     if not outcome.applied:
         return ToolOutput(f"{verb} of {rel} was not applied: {outcome.message or 'the user rejected this edit'}",
                           is_error=True)
-    diff = events.diff_content(str(path), old, new)
     summary = _change_summary(old, new)
     return ToolOutput(f"{verb} {rel} ({summary})", content=[diff], locations=[events.location(str(path))])
 
@@ -129,7 +130,8 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if count == 0:
         raise ToolFailure(f"'old_string' was not found in {rel}. {nearest_match(text, old_string)}")
     if count > 1 and not args.get("replace_all"):
-        lines, at = [], text.find(old_string)
+        lines: list[str] = []
+        at = text.find(old_string)
         while at >= 0 and len(lines) < 20:
             lines.append(str(text.count("\n", 0, at) + 1))
             at = text.find(old_string, at + 1)

@@ -27,7 +27,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     raw = {"command": command, "cwd": display(ctx.root, cwd)}
     if danger:
         raw["danger"] = danger
-    refusal = await ctx.ask_permission(title, "execute", raw, command_key(command), danger is not None)
+    refusal = await ctx.ask_permission(title, "execute", raw, command_key(command), danger is not None, [])
     if refusal:
         return ToolOutput(refusal, is_error=True)
     result = await ctx.host.run_command(CommandSpec(
