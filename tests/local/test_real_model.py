@@ -19,6 +19,8 @@ import httpx
 import pytest
 
 from agent.local.runtime import LocalModelServer
+from agent.providers.base import ProviderRequest, StreamSink
+from agent.providers.openai import OpenAIProvider
 
 from .conftest import ROOT, needs_local_model
 
@@ -36,9 +38,20 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-async def _busy(client: httpx.AsyncClient, root: str) -> bool:
-    slots = (await client.get(root + "/slots")).json()
-    return any(s.get("is_processing") for s in slots)
+async def _tokens_after_close(client: httpx.AsyncClient, root: str) -> int:
+    """Wait until llama.cpp's slot is idle; the most tokens it had decoded meanwhile. A closed stream
+    must stop generation within a token or two (the next writes fail), not run on to ``max_tokens``;
+    a generous wall-clock limit, because a busy 2-core machine may decode at 2 tok/s."""
+    most = 0
+    with anyio.fail_after(30):
+        while True:
+            slots = (await client.get(root + "/slots")).json()
+            if not any(s.get("is_processing") for s in slots):
+                return most
+            for s in slots:
+                for nt in s.get("next_token") or []:
+                    most = max(most, int(nt.get("n_decoded", 0)))
+            await anyio.sleep(0.05)
 
 
 async def test_server_streams_stops_generating_on_close_restarts_and_stops(tmp_path: Path) -> None:
@@ -59,9 +72,24 @@ async def test_server_streams_stops_generating_on_close_restarts_and_stops(tmp_p
                     chunks += line.startswith("data:")
                     if chunks >= 5:
                         break  # closing the stream must make llama.cpp stop generating
-            with anyio.fail_after(2.0):
-                while await _busy(client, root):
-                    await anyio.sleep(0.05)
+            assert await _tokens_after_close(client, root) <= chunks + 4
+            # The same through the agent's provider, cancelled mid-stream the way interrupt() aborts a call.
+            provider = OpenAIProvider(base_url=url, api_key=None, client=client)
+            request = ProviderRequest(model=server.model_name, system="Answer at length.", max_tokens=1500,
+                                      messages=[{"role": "user", "content": "Describe ten famous rivers."}])
+            streamed: list[str] = []
+
+            async def on_text(delta: str) -> None:
+                streamed.append(delta)
+
+            with anyio.move_on_after(60) as scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(provider.complete, request, StreamSink(on_text=on_text))
+                    while not streamed and not scope.cancel_called:
+                        await anyio.sleep(0.05)
+                    tg.cancel_scope.cancel()
+            assert streamed and not scope.cancelled_caught, "no text streamed within 60 s"
+            assert await _tokens_after_close(client, root) <= len(streamed) + 4
         assert "model loaded" in log.read_text(errors="replace")  # llama.cpp's log went to the file
 
         pid = server.pid
