@@ -87,6 +87,10 @@ class AgentServer(LanguageServer):
         if not self.channel.closed:
             self.window_show_message(types.ShowMessageParams(type=kind, message=text))
 
+    def log(self, text: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        if not self.channel.closed:
+            self.window_log_message(types.LogMessageParams(type=kind, message=text))
+
     def notify(self, method: str, params: Any) -> None:
         if not self.channel.closed:
             self.protocol.notify(method, params)

@@ -114,7 +114,9 @@ class TurnRunner:
         if out.get("pendingSteer") and not out["interrupted"]:  # after an interrupt the user said stop
             self.background(agent, out["pendingSteer"])
         if show_answer:
-            self._ls.show(*answer_text(out))
+            kind, message = answer_text(out)
+            self._ls.show(kind, message)
+            self._ls.log(message)  # the whole answer, where a status line cuts it (Helix's :log-open)
         return out
 
     def background(self, agent: AIAgent, prompt: str) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+import tomllib
 from collections.abc import AsyncIterator
 from importlib import resources
 from pathlib import Path
@@ -51,6 +52,14 @@ HELIX_CAPABILITIES: dict[str, Any] = {
     "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
 }
 FULL_AGENT = {"terminal": True, "permissions": True, "updates": True}
+HELIX_LANGUAGES = ROOT / "editors" / "helix" / "languages.toml"
+
+
+def helix_config() -> dict[str, Any]:
+    """The ``config`` table of editors/helix/languages.toml: what Helix sends as initializationOptions."""
+    with HELIX_LANGUAGES.open("rb") as fh:
+        config: dict[str, Any] = tomllib.load(fh)["language-server"]["agentls"]["config"]
+    return config
 
 
 def _capture(name: str) -> dict[str, Any]:

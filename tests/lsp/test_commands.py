@@ -11,10 +11,11 @@ from lsprotocol import types
 
 from agent.scripted import ScriptedServer, call, error, text, tools
 
-from .conftest import initialize, until
+from .conftest import helix_config, initialize, until
 from .editor import Editor
 
-HELIX = {"profile": "helix", "agent": None, "options": {"approval": "auto-edit"}}
+# Helix 25.01's capabilities, and the config table of editors/helix/languages.toml as init options.
+HELIX = {"profile": "helix", "agent": None, "options": helix_config()}
 SOURCE = "def greet(name):\n    # @agent make greet shout\n    return 'hello ' + name\n"
 
 
@@ -53,6 +54,7 @@ async def test_the_agent_code_action_round_trip(editor: Editor, srv: ScriptedSer
     assert "shout.py at line 2" in str(first.messages[-1]["content"]) and "return 'hello '" in \
         str(first.messages[-1]["content"])
     await until(lambda: any("It shouts now." in m.message for m in editor.messages), what="the answer")
+    await until(lambda: any("It shouts now." in m.message for m in editor.log_messages), what="the log")
     no_custom_requests(editor)
 
 
