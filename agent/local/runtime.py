@@ -204,8 +204,9 @@ class LocalModelServer:
         return self._url
 
     async def _await_announce(self, expected_seconds: float) -> dict[str, Any]:
-        assert self._process is not None and self._process.stdout is not None
-        reader = BufferedByteReceiveStream(self._process.stdout)
+        proc = self._process
+        assert proc is not None and proc.stdout is not None
+        reader = BufferedByteReceiveStream(proc.stdout)
         started = time.monotonic()
         line: bytes | None = None
         failure = ""
@@ -224,9 +225,9 @@ class LocalModelServer:
                 failure = f"the local model server did not start within {self.startup_timeout:.0f}s"
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
                 with anyio.move_on_after(2.0):
-                    await self._process.wait()
+                    await proc.wait()
                 failure = (f"the local model server exited during start-up (exit status "
-                           f"{self._process.returncode}); out of memory, or not a valid GGUF?")
+                           f"{proc.returncode}); out of memory, or not a valid GGUF?")
             tg.cancel_scope.cancel()
         if line is None:
             raise LocalModelError(failure + await self._log_tail())
