@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from pathlib import Path
 from typing import Any
@@ -129,3 +130,17 @@ async def test_interrupt_in_a_later_round_keeps_the_finished_rounds(make_agent: 
     _assert_interrupted(result)
     assert roles(result["messages"]) == ["system", "user", "assistant", "tool"]
     assert "Demo project" in tool_msgs(result)[0]["content"]
+
+
+async def test_request_after_an_interrupted_turn_never_has_two_user_messages(make_agent: AgentFactory,
+                                                                             srv: ScriptedServer) -> None:
+    """Demanding reading of §3 "never two user messages in a row": it holds for what the model is sent too
+    (the request is a view of the transcript), not only for the transcript after finalization."""
+    agent = make_agent("openai")
+    srv.push(text("too late", latency=5.0))
+    turn = asyncio.create_task(agent.run_conversation("first request"))
+    _assert_interrupted(await _interrupt_when(agent, lambda: len(srv.requests) == 1, turn, 0.5))
+    srv.push(text("second answer"))
+    check(await agent.run_conversation("second request"))
+    sent = [m["role"] for m in srv.requests[-1].messages]
+    assert all(not (a == b == "user") for a, b in itertools.pairwise(sent)), sent
