@@ -104,11 +104,14 @@ class Sessions:
         settings = self._settings.get(agent.root) or self._settings_for(agent.root)
         same_endpoint = [m for m in settings.fallback_models if not (m == "local" or m.startswith("local:"))]
         session.models = list(dict.fromkeys([agent.model, *same_endpoint, *session.models]))
+        notes = [str(w) for w in getattr(settings, "warnings", ())]  # e.g. workspace settings that were ignored
         if resolve_model(settings).is_default_local:
             from agent.local import LOCAL_MODEL_NOTICE
 
-            session.notice = LOCAL_MODEL_NOTICE
-            log.warning("%s", LOCAL_MODEL_NOTICE)
+            notes.append(LOCAL_MODEL_NOTICE)
+        for note in notes:
+            log.warning("%s", note)
+        session.notice = "\n\n".join(notes) or None
 
     async def _attach(self, session: AcpSession, *, stored: bool) -> None:
         try:

@@ -131,8 +131,12 @@ async def test_mcp_servers_are_accepted_and_recorded(frames_ok: Agent, ws: Path)
 
 async def test_modes_drive_the_permission_policy(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
     agent = frames_ok
-    write_config(ws, approval="auto-edit")
-    response = await agent.conn.new_session(cwd=str(ws), mcp_servers=[])
+    user_config = agent.home / "config.toml"  # the agent's user config (AGENTLS_CONFIG)
+    user_config.write_text('approval = "auto-edit"\n')
+    try:
+        response = await agent.conn.new_session(cwd=str(ws), mcp_servers=[])
+    finally:
+        user_config.unlink()
     sid = response.session_id
     assert response.modes is not None and response.modes.current_mode_id == "auto-edit"
     assert [m.id for m in response.modes.available_modes] == ["ask", "auto-edit", "yolo"]
@@ -198,3 +202,21 @@ async def test_load_replays_image_prompts(frames_ok: Agent, scripted: ScriptedSe
     await agent.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
     user = [u["content"] for u in agent.client.updates[sid] if u["sessionUpdate"] == "user_message_chunk"]
     assert user == [{"type": "text", "text": "what is this?"}, image]
+
+
+async def test_ignored_workspace_settings_are_shown(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    """A cloned repository's .agentls.toml cannot loosen approval; the user is told at the first prompt."""
+    from dataclasses import fields
+
+    from agent.config import Settings
+
+    if "warnings" not in {f.name for f in fields(Settings)}:
+        pytest.skip("this core does not report ignored workspace settings")
+    agent = frames_ok
+    write_config(ws, approval="yolo")
+    response = await agent.conn.new_session(cwd=str(ws), mcp_servers=[])
+    assert response.modes is not None and response.modes.current_mode_id == "ask"
+    scripted.push(text("hello"))
+    await agent.conn.prompt(session_id=response.session_id, prompt=[text_block("hi")])
+    shown = agent.client.text(response.session_id)
+    assert shown.startswith("> ") and "ignored" in shown and shown.endswith("hello")

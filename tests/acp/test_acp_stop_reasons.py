@@ -31,7 +31,7 @@ async def test_end_turn_and_the_title(frames_ok: Agent, scripted: ScriptedServer
 
 async def test_budget_runs_out(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
     agent = frames_ok
-    write_config(ws, max_iterations=2, approval="yolo")
+    write_config(ws, max_iterations=2)
     sid = await agent.new_session(ws)
     scripted.push(tools(call("list_dir", {})), tools(call("list_dir", {})), text("summary of what I did"))
     assert await _prompt(agent, sid) == "max_turn_requests"
