@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -75,6 +76,18 @@ def error_frame(msg_id: MsgId | None, code: int, message: str) -> bytes:
     return frame({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
+def private_stdio() -> tuple[BinaryIO, BinaryIO]:
+    """The protocol's own copies of stdin and stdout; fd 1 then points at stderr and fd 0 at /dev/null,
+    so a stray print or a child process that inherits them cannot corrupt or eat the stream."""
+    sys.stdout.flush()
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return os.fdopen(in_fd, "rb", buffering=0), os.fdopen(out_fd, "wb", buffering=0)
+
+
 class _WriteProtocol(asyncio.Protocol):
     def __init__(self) -> None:
         self.lost = asyncio.get_running_loop().create_future()
@@ -99,8 +112,8 @@ class StdioChannel:
     async def open(cls, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, stdin: BinaryIO | None = None,
                    stdout: BinaryIO | None = None) -> StdioChannel:
         loop = asyncio.get_running_loop()
-        stdin = stdin or sys.stdin.buffer
-        stdout = stdout or sys.stdout.buffer
+        if stdin is None or stdout is None:
+            stdin, stdout = private_stdio()
         reader = asyncio.StreamReader(limit=HEADER_LIMIT)
         try:
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
