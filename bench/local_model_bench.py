@@ -104,6 +104,16 @@ async def measure_generation(url: str, model: str) -> dict[str, Any]:
             "prompt_tokens": timings.get("prompt_n"), "completion_tokens": timings.get("predicted_n")}
 
 
+async def child_rss_mb(pid: int | None) -> float | None:
+    """Resident memory of the llama.cpp child (Linux only)."""
+    try:
+        status = await anyio.Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return round(kb / 1024, 1)
+
+
 async def measure_agent(server: LocalModelServer) -> list[dict[str, Any]]:
     from agent import AIAgent
 
@@ -148,6 +158,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         url = await server.start()
         report["load"]["server_restart_s"] = round(time.perf_counter() - t, 3)
         report["generation"] = await measure_generation(url, server.model_name)
+        report["child_rss_mb"] = await child_rss_mb(server.pid)
         if not args.skip_agent:
             report["agent"] = await measure_agent(server)
     finally:
@@ -163,6 +174,7 @@ def _print(report: dict[str, Any]) -> None:
     print(f"server start (load + health): {load['server_start_s']:.2f} s; again: {load['server_restart_s']:.2f} s")
     print(f"time to first token: {gen['ttft_s']:.2f} s ({gen['prompt_tokens']} prompt tokens)")
     print(f"decode: {gen['decode_tok_s']} tok/s; prompt: {gen['prompt_tok_s']} tok/s")
+    print(f"llama.cpp child RSS: {report.get('child_rss_mb')} MB")
     for task in report.get("agent", []):
         print(f"\n{task['task']!r}: {task['turn_s']} s, {task['steps']} steps, per step {task['step_s']} s")
         print(f"  calls {task['tool_calls']}, exit {task['exit_reason']}, usage {task['usage']}")
