@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import uuid
 from collections.abc import Iterator, Sequence
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from agent import events
 from agent.budget import IterationBudget
 from agent.host import Host
 from agent.local_host import LocalHost, UpdateCallback
@@ -88,6 +88,7 @@ class AIAgent(SessionOps):
         self.fallback_models = list(fallback_models)
         self.root = Path(workspace).resolve()
         self.host: Host = host if host is not None else LocalHost(self.root, on_update)
+        self._extra_listener = on_update if host is not None else None  # a host *and* a callback: feed both
         self.session_id = session_id or uuid.uuid4().hex
         self.budget = iteration_budget or IterationBudget(max_iterations)
         self._budget_shared = iteration_budget is not None
@@ -273,6 +274,10 @@ class AIAgent(SessionOps):
     async def _emit(self, update: SessionUpdate) -> None:
         try:
             await self.host.send_update(update)
+            if self._extra_listener is not None:
+                result = self._extra_listener(update)
+                if inspect.isawaitable(result):
+                    await result
         except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
             raise
         except Exception:  # a client that cannot take an update must not break the turn

@@ -16,7 +16,7 @@ from agent.types import Message, text_of
 
 if TYPE_CHECKING:
     from agent.budget import IterationBudget
-    from agent.context.compress import Compressor, CompressionResult
+    from agent.context.compress import CompressionResult, Compressor
     from agent.providers.base import Provider
     from agent.tools.registry import ToolRegistry
 

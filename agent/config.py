@@ -53,7 +53,9 @@ class Settings:
     allow_dangerous: bool = False
     trajectory_path: str | None = None
     session_db: str | None = None
+    trust_workspace_config: bool = False
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def api_key(self) -> str | None:
         """The key from the environment, never stored: ``apiKeyEnv`` first, then the usual names."""
@@ -79,8 +81,14 @@ _ALIASES = {
     "requestTimeout": "request_timeout", "maxRetries": "max_retries", "maxTokens": "max_tokens",
     "terminalTimeout": "terminal_timeout", "toolOutputLimit": "tool_output_limit",
     "allowDangerous": "allow_dangerous", "trajectoryPath": "trajectory_path", "sessionDb": "session_db",
+    "trustWorkspaceConfig": "trust_workspace_config",
 }
-_FIELDS = {f.name: f for f in fields(Settings) if f.name != "sources"}
+# A cloned repository's .agentls.toml must not be able to loosen approval, send the API key to another
+# host, or write files elsewhere. These need the user's own config (or trust_workspace_config = true).
+WORKSPACE_SENSITIVE = frozenset({"base_url", "api_key_env", "provider", "allow_dangerous", "trajectory_path",
+                                 "session_db", "trust_workspace_config"})
+_STRICTNESS = {"yolo": 0, "auto-edit": 1, "ask": 2}
+_FIELDS = {f.name: f for f in fields(Settings) if f.name not in ("sources", "warnings")}
 _ENV = {
     "AGENTLS_MODEL": "model", "AGENTLS_BASE_URL": "base_url", "AGENTLS_PROVIDER": "provider",
     "AGENTLS_API_KEY_ENV": "api_key_env", "AGENTLS_FALLBACK_MODELS": "fallback_models",
@@ -156,9 +164,31 @@ def merge(base: Settings, values: Mapping[str, Any], source: str) -> Settings:
             raise ConfigError(raw_key, source, "is not a known setting")
         changes[key] = _coerce(key, value, source)
         sources[key] = source
-    result = replace(base, **changes, sources=sources)
+    result = replace(base, **changes, sources=sources, warnings=base.warnings)
     _check(result)
     return result
+
+
+def _untrusted(values: Mapping[str, Any], current: Settings, source: str) -> dict[str, Any]:
+    """Workspace values minus what an untrusted repository may not set (each drop is a warning)."""
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for raw_key, value in values.items():
+        key = _ALIASES.get(raw_key, raw_key.replace("-", "_"))
+        if key in WORKSPACE_SENSITIVE:
+            merge(current, {raw_key: value}, source)  # still report a bad value, naming key and file
+            dropped.append(raw_key)
+            continue
+        if key == "approval" and isinstance(value, str) and \
+                _STRICTNESS.get(value, 2) < _STRICTNESS.get(current.approval, 2):
+            dropped.append(f"{raw_key} = {value!r} (less strict than {current.approval!r})")
+            continue
+        kept[raw_key] = value
+    if dropped:
+        note = (f"{source}: ignored {', '.join(dropped)}: a workspace file may not set these; put them in your user "
+                f"config ({user_config_path()}) or set trust_workspace_config = true there")
+        object.__setattr__(current, "warnings", (*current.warnings, note))
+    return kept
 
 
 def user_config_path() -> Path:
@@ -192,7 +222,10 @@ def load_settings(workspace: Path | None = None, overrides: Mapping[str, Any] | 
     settings = merge(settings, _read_toml(user_config_path()), str(user_config_path()))
     if workspace is not None:
         ws_file = workspace / ".agentls.toml"
-        settings = merge(settings, _read_toml(ws_file), str(ws_file))
+        ws_values = _read_toml(ws_file)
+        if not settings.trust_workspace_config:
+            ws_values = _untrusted(ws_values, settings, str(ws_file))
+        settings = merge(settings, ws_values, str(ws_file))
     if overrides:
         settings = merge(settings, {k: v for k, v in overrides.items() if v is not None}, "initializationOptions")
     return settings

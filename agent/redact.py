@@ -94,7 +94,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a bad format string must not drop the record
+        except Exception:
             message = str(record.msg)
         record.msg = redact(message, self.secrets)
         record.args = None

@@ -30,18 +30,36 @@ def _describe(name: str, args: object, root: Path | None) -> tuple[str, str, lis
     return tool.title(args) or name, tool.kind, locations
 
 
+def _image_block(part: object) -> dict[str, object] | None:
+    """An ACP image block for an internal ``image_url`` part holding a data URL."""
+    if not isinstance(part, dict) or part.get("type") != "image_url":
+        return None
+    url = str((part.get("image_url") or {}).get("url", ""))
+    if not url.startswith("data:") or ";base64," not in url:
+        return {"type": "image", "data": "", "mimeType": "image/png", "uri": url} if url else None
+    mime, data = url[5:].split(";base64,", 1)
+    return {"type": "image", "data": data, "mimeType": mime or "image/png"}
+
+
 def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Iterator[SessionUpdate]:
     """``user_message_chunk``, ``agent_thought_chunk``, ``agent_message_chunk``, ``tool_call`` and its final
     ``tool_call_update`` for every message after the system prompt, in order."""
     for msg in messages:
         role = msg.get("role")
         if role == "user":
-            text = text_of(msg)
             if (msg.get("meta") or {}).get("summary"):
                 continue
+            text = text_of(msg)
             if text:
                 yield events.user_chunk(text)
+            content = msg.get("content")
+            for part in content if isinstance(content, list) else ():
+                image = _image_block(part)
+                if image is not None:
+                    yield {"sessionUpdate": "user_message_chunk", "content": image}
         elif role == "assistant":
+            if (msg.get("meta") or {}).get("placeholder"):
+                continue
             if msg.get("reasoning"):
                 yield events.thought_chunk(str(msg["reasoning"]))
             text = text_of(msg)

@@ -158,7 +158,7 @@ def repair(messages: Iterable[Any]) -> list[Message]:
         # Gather the tool messages that follow, match them to this call batch.
         results: dict[str, Message] = {}
         original_ids = [c.get("id") for c in raw.get("tool_calls") or [] if isinstance(c, dict)]
-        id_map = {orig: new["id"] for orig, new in zip(original_ids, calls) if isinstance(orig, str)}
+        id_map = {orig: new["id"] for orig, new in zip(original_ids, calls, strict=False) if isinstance(orig, str)}
         while i < len(items) and items[i].get("role") == "tool":
             t = items[i]
             i += 1

@@ -176,7 +176,7 @@ class Compressor:
                                           latest_request=latest, max_chars=max(16_000, window * 2))
             try:
                 reply = await summarize(prompt)
-            except Exception as exc:  # noqa: BLE001 - any failure of the auxiliary model means: fall back
+            except Exception as exc:
                 log.warning("summary call failed (%s: %s); using the fallback summary", type(exc).__name__, exc)
             else:
                 if isinstance(reply, str) and reply.strip():

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         host_port = address.split("://", 1)[-1]
         host, _, port = host_port.rpartition(":")
         _wait_healthy(host, int(port), args.health_timeout)
-    except BaseException as exc:  # noqa: BLE001 - any failure (ImportError, a bad GGUF...) goes to the JSON line
+    except BaseException as exc:
         print(f"agent.local.serve: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         _announce(channel, {"error": f"{type(exc).__name__}: {exc}"})
         return 1

@@ -23,6 +23,7 @@ async def finalize(agent: AIAgent, turn: TurnState) -> None:
         if fixed[:done] != agent.messages[:done]:
             agent._needs_rewrite = True
         agent.messages[:] = fixed
+    close_unanswered(agent, turn)
     steps: list[tuple[str, Any]] = [
         ("persist", agent._persist(turn, final=True)),
         ("release terminals", agent.host.release(turn.task_id)),
@@ -34,6 +35,25 @@ async def finalize(agent: AIAgent, turn: TurnState) -> None:
         except Exception as exc:  # cleanup never hides the result
             log.exception("finalize step %r failed", name)
             turn.cleanup_errors.append(f"{name}: {type(exc).__name__}: {exc}")
+
+
+UNANSWERED = {
+    "interrupted": "(no answer: the user interrupted this turn)",
+    "cancelled": "(no answer: this turn was cancelled)",
+    "failed": "(no answer: the model call failed)",
+    "empty_response": "(no answer: the model returned only empty responses)",
+    "budget_exhausted": "(no answer: the step budget ran out)",
+}
+
+
+def close_unanswered(agent: AIAgent, turn: TurnState) -> None:
+    """A turn that ends on a user message gets a short placeholder answer, so the next user message never
+    follows another one and the model can tell the earlier request went unanswered."""
+    if agent.messages and agent.messages[-1].get("role") == "user":
+        text = UNANSWERED.get(turn.exit_reason, "(no answer)")
+        if turn.error:
+            text = f"{text[:-1]}: {turn.error['category']})"
+        agent.messages.append({"role": "assistant", "content": text, "meta": {"placeholder": True}})
 
 
 def result(agent: AIAgent, turn: TurnState) -> dict[str, Any]:

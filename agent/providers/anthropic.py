@@ -21,7 +21,7 @@ DEFAULT_MAX_TOKENS = 8192
 _EPHEMERAL = {"type": "ephemeral"}
 _STOP = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop",
          "refusal": "content_filter", "pause_turn": "stop"}
-_DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.S)
+_DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -56,13 +56,13 @@ class ProviderError(Exception):
 _OVERFLOW = re.compile(
     r"context.length|context.window|maximum context|too many tokens|prompt is too long|"
     r"reduce the length|exceeds? the (?:model'?s? )?(?:maximum|context)|input is too long|"
-    r"n_ctx|context_length_exceeded|token limit", re.I)
-_BILLING = re.compile(r"billing|insufficient.quota|quota exceeded|payment|credit balance|credits", re.I)
+    r"n_ctx|context_length_exceeded|token limit", re.IGNORECASE)
+_BILLING = re.compile(r"billing|insufficient.quota|quota exceeded|payment|credit balance|credits", re.IGNORECASE)
 _MODEL = re.compile(r"model.{0,40}(not.found|does not exist|unknown|not available|no such)|"
-                    r"(unknown|invalid|unsupported) model|model_not_found", re.I)
-_POLICY = re.compile(r"content.policy|content_filter|safety|flagged|moderation", re.I)
-_RATE = re.compile(r"rate.limit|too many requests|rate_limit", re.I)
-_OVERLOAD = re.compile(r"overloaded|capacity|temporarily unavailable", re.I)
+                    r"(unknown|invalid|unsupported) model|model_not_found", re.IGNORECASE)
+_POLICY = re.compile(r"content.policy|content_filter|safety|flagged|moderation", re.IGNORECASE)
+_RATE = re.compile(r"rate.limit|too many requests|rate_limit", re.IGNORECASE)
+_OVERLOAD = re.compile(r"overloaded|capacity|temporarily unavailable", re.IGNORECASE)
 
 
 def classify_status(status: int, message: str) -> str:
@@ -105,13 +105,13 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
     import datetime as _dt
+    from email.utils import parsedate_to_datetime
 
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
-    return max(0.0, (when - _dt.datetime.now(_dt.timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=_dt.UTC)
+    return max(0.0, (when - _dt.datetime.now(_dt.UTC)).total_seconds())

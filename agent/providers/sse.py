@@ -28,8 +28,7 @@ async def iter_sse(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
             if line.startswith(":"):
                 continue
             name, _, value = line.partition(":")
-            if value.startswith(" "):
-                value = value[1:]
+            value = value.removeprefix(" ")
             if name == "data":
                 data.append(value)
             elif name == "event":

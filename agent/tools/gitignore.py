@@ -66,8 +66,7 @@ def parse(text: str, base: str) -> list[Rule]:
         negated = line.startswith("!")
         if negated:
             line = line[1:]
-        if line.startswith("\\"):
-            line = line[1:]
+        line = line.removeprefix("\\")
         dir_only = line.endswith("/")
         line = line.rstrip("/")
         if not line:

@@ -7,6 +7,7 @@ import re
 import shutil
 
 import anyio
+import anyio.lowlevel
 
 from agent.caps import cap_text
 from agent.paths import display, resolve_in_workspace
@@ -29,7 +30,7 @@ async def list_dir(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     more = 0
     for n, (rel, is_dir, level) in enumerate(walk(ctx.root, path, depth)):
         if n % 200 == 199:
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
         if len(lines) >= MAX_LIST:
             more += 1
             continue
@@ -112,7 +113,7 @@ async def search_files(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     shown = lines[:MAX_MATCHES]
     body = "\n".join(shown)
     if len(lines) > MAX_MATCHES:
-        body += f"\n[... more matches not shown; narrow the pattern, path or glob]"
+        body += "\n[... more matches not shown; narrow the pattern, path or glob]"
     text, _ = cap_text(body, ctx.output_limit)
     return ToolOutput(text)
 

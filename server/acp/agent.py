@@ -26,13 +26,13 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from agent.replay import replay_updates
 from server.acp import auth, commands, ext, modes, turns
 from server.acp.caps import ClientState, initialize_result
 from server.acp.errors import invalid_params
 from server.acp.session import AcpSession
 from server.acp.sessions import Sessions
 from server.acp.stdio import LineTransport
-from server.acp.updates import history_updates
 
 log = logging.getLogger("agentls.acp")
 
@@ -93,7 +93,7 @@ class AgentlsAcp(Agent):
                            **kwargs: Any) -> LoadSessionResponse | None:
         session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
         assert session.agent is not None
-        for update in history_updates(session.agent.messages):  # the whole history, before the answer
+        for update in replay_updates(session.agent.messages, session.agent.root):  # the whole history, before the answer
             await session.sink.send(update)
         await session.sink.send(commands.available_commands_update())
         return LoadSessionResponse.model_validate({"modes": modes.mode_state(session),

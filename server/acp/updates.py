@@ -8,15 +8,12 @@ clients that declared ``session.compaction``; the others get a short ``agent_mes
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 from acp.interfaces import Client
 from acp.schema import SessionNotification
 from pydantic import ValidationError
 
-from agent.replay import replay_updates
-from agent.types import Message
 from server.acp.caps import ClientCaps
 from server.acp.stdio import LineTransport
 
@@ -38,25 +35,6 @@ def compaction_text(update: dict[str, Any]) -> str | None:
         why = report.get("error")
         return f"\n_(context compaction failed{': ' + str(why) if why else ''})_\n\n"
     return None
-
-
-def _images(message: Message) -> Iterator[dict[str, Any]]:
-    """The ACP image blocks of a stored user message (``data:`` URLs of ``image_url`` parts)."""
-    content = message.get("content")
-    for part in content if isinstance(content, list) else []:
-        url = str((part.get("image_url") or {}).get("url", "")) if part.get("type") == "image_url" else ""
-        head, _, data = url.partition(";base64,")
-        if head.startswith("data:") and data:
-            yield {"type": "image", "mimeType": head[len("data:"):] or "image/png", "data": data}
-
-
-def history_updates(messages: Iterable[Message]) -> Iterator[dict[str, Any]]:
-    """The core's replay plus the images of user prompts, which it leaves out (tests/core_bugs)."""
-    for message in messages:
-        yield from replay_updates([message])
-        if message.get("role") == "user":
-            for image in _images(message):
-                yield {"sessionUpdate": "user_message_chunk", "content": image}
 
 
 class UpdateSink:

@@ -81,7 +81,8 @@ async def test_only_empties_end_with_empty_response(make_agent: AgentFactory, sr
     assert result["exit_reason"] == "empty_response" and result["completed"] is False
     assert not result["final_response"]
     assert 2 <= len(srv.requests) <= 6
-    assert [m["role"] for m in result["messages"]] == ["system", "user"]
+    assert [m["role"] for m in result["messages"]] == ["system", "user", "assistant"]
+    assert result["messages"][-1]["meta"] == {"placeholder": True}  # closes the unanswered turn
     srv.set_responder(None)
     srv.push(text("back"))
     agent_after = check(await make_agent(wire).run_conversation("again"))

@@ -31,7 +31,7 @@ async def test_turns_on_one_agent_run_in_arrival_order(make_agent: AgentFactory,
     results = [check(r) for r in await asyncio.wait_for(asyncio.gather(*runs), 10)]
     assert [r["final_response"] for r in results] == ["answer to first", "answer to second", "answer to third"]
     assert [req.last_user_text for req in srv.requests] == ["first", "second", "third"]
-    gaps = [b.received_at - a.received_at for a, b in zip(srv.requests, srv.requests[1:])]
+    gaps = [b.received_at - a.received_at for a, b in zip(srv.requests, srv.requests[1:], strict=False)]
     assert all(g >= 0.14 for g in gaps), gaps  # never two turns of one agent at once
     assert roles(results[2]["messages"]) == ["system"] + ["user", "assistant"] * 3
 
