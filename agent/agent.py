@@ -77,6 +77,7 @@ class AIAgent(SessionOps):
         http_client: httpx.AsyncClient | None = None,
         local_model_path: str | Path | None = None,
         system_message: str | None = None,
+        local_progress: Any = None,
     ) -> None:
         if model is not None and (model == "local" or model.startswith("local:")):
             provider = "local"
@@ -114,6 +115,7 @@ class AIAgent(SessionOps):
         self._owns_client = http_client is None
         self._local_model_path = local_model_path
         self._system_message = system_message
+        self._local_progress = local_progress  # Callable[[str, float], None] while the local model loads
         # State
         self.messages: list[Message] = []
         self.system_prompt: str | None = None
@@ -227,7 +229,7 @@ class AIAgent(SessionOps):
             from agent.local.runtime import LocalModelServer
 
             path = self._local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
-            self._local = LocalModelServer(Path(path) if path else None)
+            self._local = LocalModelServer(Path(path) if path else None, progress=self._local_progress)
         url: str = await self._local.ensure_running()
         return url
 

@@ -126,8 +126,13 @@ async def _run(ns: argparse.Namespace) -> int:
         from agent.sessions.store import default_db_path
 
         session_db = default_db_path()
+    extra: dict[str, Any] = {}
+    if resolved.provider == "local" and not ns.quiet:
+        from agent.local.cli import ProgressBar
+
+        extra["local_progress"] = ProgressBar()
     agent = agent_from_settings(settings, workspace=workspace, host=LocalHost(workspace, renderer),
-                                session_id=ns.session, session_db=session_db)
+                                session_id=ns.session, session_db=session_db, **extra)
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     presses = 0

@@ -92,10 +92,17 @@ class OpenAIProvider:
         if self.tool_mode == "json" and request.tools and request.messages:
             from agent.providers.json_mode import JSON_MODE_SYSTEM_NOTE
 
-            last = dict(request.messages[-1])
-            if last.get("role") in ("user", "tool"):
-                last["content"] = f"{last.get('content') or ''}\n\n{JSON_MODE_SYSTEM_NOTE}"
-                return [*request.messages[:-1], last]  # type: ignore[list-item]
+            # On the latest user message (a copy): after a tool result the note makes small models
+            # re-run the tool instead of answering.
+            for i in range(len(request.messages) - 1, -1, -1):
+                if request.messages[i].get("role") == "user":
+                    msg = dict(request.messages[i])
+                    content = msg.get("content")
+                    if isinstance(content, list):
+                        msg["content"] = [*content, {"type": "text", "text": JSON_MODE_SYSTEM_NOTE}]
+                    else:
+                        msg["content"] = f"{content or ''}\n\n{JSON_MODE_SYSTEM_NOTE}"
+                    return [*request.messages[:i], msg, *request.messages[i + 1:]]  # type: ignore[list-item]
         return request.messages
 
     async def aclose(self) -> None:

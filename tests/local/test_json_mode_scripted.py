@@ -126,9 +126,7 @@ async def test_agent_turn_reads_then_answers(workspace: Path, mode: str, first: 
 
     answer = "The README says: agentls test workspace: the quick brown fox."
     final = _json(FINAL_ANSWER, text=answer) if mode == "json" else answer
-    # strict=False: the loop currently sends ``name`` on tool messages, which the strict validator rejects;
-    # this test is about json mode, not that disagreement.
-    async with ScriptedServer(strict=False) as srv:
+    async with ScriptedServer() as srv:
         srv.push(text(first, chunk_size=4), text(final, chunk_size=4))
         async with AIAgent(model="tiny", base_url=srv.openai_url, api_key="test", tool_mode=mode,
                            workspace=workspace) as agent:
