@@ -18,7 +18,7 @@ import importlib
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,10 @@ async def main_async(rounds: int, repeats: int, stream: bool) -> None:
                 ours.append((await agentls_turn(prov.openai_url, ws, case, ws / "s.db")).wall)
                 raw.append((await raw_turn(client, prov.openai_url, ws, case, system, schemas, None, f"r{i}")).wall)
     iters = repeats * (rounds + 1)
-    line: Callable[[str, float, str], None] = lambda name, v, extra: print(f"{name:50s} {v:8.3f}  {extra}")
+
+    def line(name: str, v: float, extra: str) -> None:
+        print(f"{name:50s} {v:8.3f}  {extra}")
+
     print(f"N={rounds}, stream {'on' if stream else 'off'}, persistence on; {repeats} turns; ms per iteration")
     line("agentls turn (median)", median(ours) * 1000, "")
     line("raw httpx loop turn (median, persistence off)", median(raw) * 1000, "")
