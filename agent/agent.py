@@ -105,7 +105,8 @@ class AIAgent(SessionOps):
         self.retry_base_delay = retry_base_delay
         self.retry_max_delay = retry_max_delay
         self.max_tokens = max_tokens
-        self.temperature = temperature
+        # A small local model is far more reliable with tools when it does not sample.
+        self.temperature = 0.0 if temperature is None and provider == "local" else temperature
         self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
         self.terminal_timeout = terminal_timeout
         self._tool_output_limit = tool_output_limit
