@@ -33,10 +33,11 @@ from bench.common import (
     provider,
     rss_kb,
 )
-from bench.loop_overhead import Case, raw_turn, wire_setup
+from bench.loop_overhead import Case, RawStore, raw_turn, wire_setup
 from bench.lspface import bench_options, gather_turns, lsp_server, new_session, turn
 from bench.rpc import face_available
 
+SESSIONS = 50
 ROUNDS = 20
 LATENCY_MS = 50
 WALL_TARGET_S = 1.5
@@ -71,23 +72,26 @@ async def agentls_run(url: str, tmp: Path, sessions: int) -> dict[str, float]:
 
 
 async def raw_run(url: str, ws: Path, sessions: int) -> tuple[float, float]:
-    """(wall seconds, CPU ms per provider call) of ``sessions`` raw loops, each with its own client.
+    """(wall seconds, CPU ms per provider call) of ``sessions`` raw loops, each with its own client,
+    streaming and persisting each round (one SQLite file, as the server has one store).
 
     One client per loop, because a single httpx client shared by 50 concurrent loops is far slower
     (httpcore's pool; encode/httpx#3215), and the baseline should be the best a minimal agent gets.
     """
     system, schemas = await wire_setup(url, ws)
-    case = _SlowCase(ROUNDS, True, False)
+    case = _SlowCase(ROUNDS, True, True)
     clients = [httpx.AsyncClient(timeout=60) for _ in range(sessions)]
+    store = RawStore(ws / f"raw-{time.monotonic_ns()}.db")
     try:
-        await raw_turn(clients[0], url, ws, case, system, schemas, None, "warm")
+        await raw_turn(clients[0], url, ws, case, system, schemas, store, "warm")
         cpu0 = time.process_time()
         t0 = time.perf_counter()
-        await asyncio.gather(*(raw_turn(c, url, ws, case, system, schemas, None, f"s{i}")
+        await asyncio.gather(*(raw_turn(c, url, ws, case, system, schemas, store, f"s{i}")
                                for i, c in enumerate(clients)))
         wall = time.perf_counter() - t0
         cpu = time.process_time() - cpu0
     finally:
+        store.close()
         for c in clients:
             await c.aclose()
     return wall, cpu * 1000 / (sessions * (ROUNDS + 1))
@@ -102,7 +106,7 @@ class _SlowCase(Case):
 
 
 async def measure(quick: bool) -> dict[str, float]:
-    sessions = 10 if quick else 50
+    sessions = 10 if quick else SESSIONS
     reps = 1 if quick else 3
     figures: dict[str, list[float]] = {}
     with provider() as prov, tempfile.TemporaryDirectory(prefix="agentls-bench-") as tmp_name:
@@ -125,7 +129,8 @@ def rows_from(f: dict[str, float]) -> list[Row]:
     return [
         Row(f"concurrency: {n} sessions × {ROUNDS}-round turn, {LATENCY_MS} ms model latency (wall)",
             f"{f['wall']:.2f} s", f"{f['raw']:.2f} s (raw loops; ideal {ideal:.2f} s)", fmt_ratio(f["wall"], f["raw"]),
-            f"≤ {WALL_TARGET_S} s", ok=f["wall"] <= WALL_TARGET_S),
+            f"≤ {WALL_TARGET_S} s" if n == SESSIONS else f"(≤ {WALL_TARGET_S} s is for {SESSIONS} sessions)",
+            ok=f["wall"] <= WALL_TARGET_S if n == SESSIONS else None),
         Row("  CPU time per provider call (server process / raw loops' process)", f"{f['cpu_ms_per_call']:.2f} ms",
             f"{f['raw_cpu_ms_per_call']:.2f} ms (raw loops)", fmt_ratio(f["cpu_ms_per_call"], f["raw_cpu_ms_per_call"]),
             ""),
