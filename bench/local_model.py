@@ -51,6 +51,8 @@ def rows_from(report: dict[str, Any]) -> list[Row]:
         Row("  decode speed", f"{gen.get('decode_tok_s', NA)} tok/s", f"prompt: {gen.get('prompt_tok_s', NA)} tok/s",
             "", ""),
     ]
+    if report.get("child_rss_mb") is not None:
+        rows.append(Row("  llama.cpp child RSS", f"{report['child_rss_mb']} MB", "", "", ""))
     for task in report.get("agent", []):
         steps = task.get("step_s") or []
         rows.append(Row(f"  agent task {task.get('task')!r}: turn ({task.get('steps')} steps, {task.get('exit_reason')})",
