@@ -26,6 +26,7 @@ from server.lsp.documents import path_of, split_lines
 from server.lsp.params import Params
 
 if TYPE_CHECKING:
+    from agent.host import Host
     from server.lsp.server import AgentServer
 
 MARKER = re.compile(r"@agent\b[:,]?\s+(?P<instruction>\S.*?)\s*(?:\*/|-->|#\}|%\}|-\})?\s*$")
@@ -130,7 +131,7 @@ async def run_code_action(ls: AgentServer, arg: dict[str, Any]) -> dict[str, Any
     _, agent = await ls.sessions.inline(root)
     rel = path.relative_to(root).as_posix() if root in path.parents else str(path)
     try:
-        content: str | None = await ls.documents.read(path)
+        content: str | None = await agent.host.read_text(path)
     except (OSError, UnicodeDecodeError):
         content = None
     context = (f"The user asked for this from an `@agent` comment in {rel} at line {line + 1}. The request is "
@@ -141,14 +142,14 @@ async def run_code_action(ls: AgentServer, arg: dict[str, Any]) -> dict[str, Any
     result = await ls.turns.run(agent, instruction, runtime_context=context, show_answer=True,
                                 token=p.token())
     if result["completed"]:
-        await remove_marker(ls, agent.host, path, line, instruction)
+        await remove_marker(agent.host, path, line, instruction)
     return result
 
 
-async def remove_marker(ls: AgentServer, host: Any, path: Path, line: int, instruction: str) -> None:
+async def remove_marker(host: Host, path: Path, line: int, instruction: str) -> None:
     """Remove the ``@agent`` comment (nearest to where it was) through the host, i.e. ``applyEdit``."""
     try:
-        text = await ls.documents.read(path)
+        text = await host.read_text(path)
     except (OSError, UnicodeDecodeError):
         return
     lines = split_lines(text)

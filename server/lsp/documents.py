@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
 from lsprotocol import types
 from pygls.workspace import Workspace
 
@@ -115,12 +114,6 @@ class Documents:
             self._written.pop(path, None)
         return buf.text if buf is not None else None
 
-    async def read(self, path: Path) -> str:
-        text = self.current(path)
-        if text is not None:
-            return text
-        return await anyio.Path(path).read_text(encoding="utf-8")
-
     # ----------------------------------------------------------- writes
     def wrote(self, path: Path, content: str, version: int | None) -> None:
         self._written[path] = Written(content, version, _mtime(path))
@@ -173,15 +166,32 @@ def _trim(old: str, new: str, oa: int, ob: int, na: int, nb: int) -> tuple[int, 
     return oa, ob, na, nb
 
 
+def _common_ends(old: str, new: str) -> tuple[int, int]:
+    """Lengths of the common prefix and of the common suffix (not overlapping it)."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
+
+
 def text_edits(old: str, new: str) -> list[types.TextEdit]:
-    """Non-overlapping edits turning ``old`` into ``new`` that touch only the changed regions."""
+    """Non-overlapping edits turning ``old`` into ``new`` that touch only the changed regions.
+
+    The common head and tail are cut first (one change costs no more than its own size), then the
+    middle is diffed line by line and each replaced block trimmed to its changed characters.
+    """
     if old == new:
         return []
-    a, b = split_lines(old), split_lines(new)
-    a_off = [0]
+    prefix, suffix = _common_ends(old, new)
+    a, b = split_lines(old[prefix:len(old) - suffix]), split_lines(new[prefix:len(new) - suffix])
+    a_off = [prefix]
     for line in a:
         a_off.append(a_off[-1] + len(line))
-    b_off = [0]
+    b_off = [prefix]
     for line in b:
         b_off.append(b_off[-1] + len(line))
     index = LineIndex(old)

@@ -49,7 +49,8 @@ class LspHost:
 
     # ----------------------------------------------------------------- files
     async def read_text(self, path: Path) -> str:
-        return await self._ls.documents.read(path)
+        text = self._ls.documents.current(path)
+        return text if text is not None else await self._disk.read_text(path)
 
     async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
         ls = self._ls

@@ -105,7 +105,7 @@ class AgentProtocol(LanguageServerProtocol):
             return
         try:
             message = self.structure_message(data)
-        except Exception as exc:  # noqa: BLE001 - whatever fails to structure is answered, never raised
+        except Exception as exc:
             self._bad_message(data, exc)
             return
         if method == types.SHUTDOWN:
@@ -143,7 +143,7 @@ class AgentProtocol(LanguageServerProtocol):
         """Set up from ``initialize`` params whose answer ``boot.py`` already sent."""
         try:
             init = self._converter.structure(params, types.InitializeParams)
-        except Exception as exc:  # noqa: BLE001 - initialize was answered already; keep going
+        except Exception as exc:
             log.warning("initialize params only partly understood (%s); continuing", _describe(exc))
             init = types.InitializeParams(capabilities=types.ClientCapabilities(),
                                           root_uri=params.get("rootUri") if isinstance(params.get("rootUri"), str)

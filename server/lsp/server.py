@@ -63,24 +63,26 @@ class AgentServer(LanguageServer):
         self.root = workspace_root(params)
         core, self.options, problems = lsp_settings.split_options(params.get("initializationOptions"))
         self.init_options = core
-        _, more = lsp_settings.load(self.root, core)
-        for problem in problems + more:
+        for problem in problems:
             self.report_config(problem)
+        self.settings_for(self.root)
         log.info("initialized: root %s, client features %s", self.root, self.features)
 
     def settings_for(self, cwd: Path) -> Settings:
         settings, problems = lsp_settings.load(cwd, self.init_options)
         for problem in problems:
             self.report_config(problem)
+        for warning in settings.warnings:  # e.g. what a workspace file may not set
+            self.report_config(warning, types.MessageType.Warning)
         return settings
 
-    def report_config(self, problem: str) -> None:
+    def report_config(self, problem: str, kind: types.MessageType = types.MessageType.Error) -> None:
         """A configuration problem, shown once: the server goes on with the default for that setting."""
         if problem in self._reported:
             return
         self._reported.add(problem)
         log.warning("configuration: %s", problem)
-        self.show(types.MessageType.Error, f"agentls: {problem}")
+        self.show(kind, f"agentls: {problem}")
 
     # ----------------------------------------------------------------- messages to the user
     def show(self, kind: types.MessageType, text: str) -> None:

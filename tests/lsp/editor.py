@@ -56,7 +56,7 @@ def apply_text_edits(text: str, edits: list[dict[str, Any]]) -> str:
         b = offset_at(text, r["end"]["line"], r["end"]["character"])
         spans.append((a, b, e["newText"]))
     spans.sort(key=lambda s: (s[0], s[1]))
-    for (a1, b1, _), (a2, _b2, _) in itertools.pairwise(spans):
+    for (_a1, b1, _), (a2, _b2, _) in itertools.pairwise(spans):
         assert b1 <= a2, f"overlapping edits {spans}"
     for a, b, new in reversed(spans):
         text = text[:a] + new + text[b:]
@@ -117,6 +117,7 @@ class Editor(LanguageClient):
         self.seen = Recorded()
         # What the user answers. Callables get the request params.
         self.accept_edits: bool | Callable[[dict[str, Any]], bool] = True
+        self.hold_edits = False
         self.permission_answer: str | None = "allow_once"  # an optionId, "cancelled", or None: never answer
         self.message_answer: str | None = "Allow once"  # an action title, or None (dismissed)
         self.terminals: dict[str, dict[str, Any]] = {}
@@ -202,7 +203,10 @@ def make_editor() -> Editor:
     register_lsp_features(client)
 
     @client.feature("workspace/applyEdit")
-    def apply_edit(ls: Editor, params: dict[str, Any]) -> dict[str, Any]:
+    async def apply_edit(ls: Editor, params: dict[str, Any]) -> dict[str, Any]:
+        if ls.hold_edits:  # an editor that never answers
+            ls.seen.edits.append(params)
+            await asyncio.sleep(3600)
         return ls.apply(params)
 
     @client.feature("agent/update")

@@ -120,7 +120,7 @@ async def test_client_disconnect_ends_turns_persists_and_exits_cleanly(srv: Scri
     proc.stdin.close()  # the editor is gone
     code = await asyncio.wait_for(proc.wait(), 20)
     assert code == 0
-    assert not _processes_with(marker), "the command outlived the server"
+    await until(lambda: not _processes_with(marker), 5, "the command's process group to be gone")
     roles = [m["role"] for m in await stored(sid)]
     assert roles[:3] == ["user", "assistant", "tool"], roles
 

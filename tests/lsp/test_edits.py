@@ -124,3 +124,16 @@ async def test_a_client_that_cannot_apply_edits_gets_disk_writes(editor: Editor,
     assert editor.seen.edits == []
     assert "'hey ' + name" in (workspace / "app.py").read_text()
     assert (workspace / "docs/new.txt").read_text() == "fresh\n"
+
+
+async def test_an_editor_that_never_answers_cannot_hang_the_turn(editor: Editor, srv: ScriptedServer,
+                                                                 workspace: Path) -> None:
+    await initialize(editor, srv, workspace, options={"clientTimeout": 1})
+    editor.hold_edits = True
+    sid = await new_session(editor)
+    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"})),
+             text("the editor is not answering"))
+    result = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "change it"}, timeout=20)
+    assert result["completed"]
+    [message] = tool_results(srv, 1)
+    assert "did not answer" in message and "1 s" in message and "not applied" in message

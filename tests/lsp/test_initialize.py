@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from pytest_lsp import ClientServerConfig
 from agent.scripted import ScriptedServer, text
 from server.lsp.capabilities import COMMANDS, METHODS, UPDATE_KINDS
 
-from .conftest import SERVER_ENV, initialize, new_session, request, until
+from .conftest import DATA_DIR, SERVER_ENV, finish, initialize, new_session, request, until
 from .editor import Editor, make_editor
 
 
@@ -82,12 +82,17 @@ HIDE_LOCAL = ("import importlib.util as u, sys; real = u.find_spec; "
               "from server.lsp import main; sys.exit(main([]))")
 
 
+MODELLESS_USER_CONFIG = DATA_DIR / "modelless-user-config.toml"
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-c", HIDE_LOCAL],
                                               client_factory=make_editor,
-                                              server_env={k: v for k, v in SERVER_ENV.items()
-                                                          if k != "AGENTLS_API_KEY"}))
-def modelless(lsp_client: Editor) -> None:
-    return None
+                                              server_env={**{k: v for k, v in SERVER_ENV.items()
+                                                             if k != "AGENTLS_API_KEY"},
+                                                          "AGENTLS_CONFIG": str(MODELLESS_USER_CONFIG)}))
+async def modelless(lsp_client: Editor) -> AsyncIterator[None]:
+    yield
+    await finish(lsp_client)
 
 
 async def test_without_a_model_the_server_starts_and_a_turn_explains(modelless: Editor, workspace: Path) -> None:
@@ -99,10 +104,24 @@ async def test_without_a_model_the_server_starts_and_a_turn_explains(modelless: 
     assert info.value.code == -32603
     message = info.value.message
     assert "Two ways forward" in message and "AGENTLS_API_KEY" in message and "agentls[local]" in message
-    # Fixing the workspace file takes effect without a restart.
+    # Fixing the configuration takes effect without a restart.
     async with ScriptedServer() as srv:
-        (workspace / ".agentls.toml").write_text(f'model = "scripted"\nbase_url = "{srv.openai_url}"\n')
-        srv.push(text("now there is a model"))
-        result = await request(modelless, "agent/turn", {"sessionId": sid, "prompt": "hi"})
-        assert result["finalResponse"] == "now there is a model"
-    await asyncio.wait_for(modelless.shutdown_session(), 20)
+        MODELLESS_USER_CONFIG.write_text(f'model = "scripted"\nbase_url = "{srv.openai_url}"\n')
+        try:
+            srv.push(text("now there is a model"))
+            result = await request(modelless, "agent/turn", {"sessionId": sid, "prompt": "hi"})
+            assert result["finalResponse"] == "now there is a model"
+        finally:
+            MODELLESS_USER_CONFIG.unlink()
+
+
+async def test_what_a_workspace_file_may_not_set_is_reported(editor: Editor, srv: ScriptedServer,
+                                                             workspace: Path) -> None:
+    (workspace / ".agentls.toml").write_text('base_url = "https://elsewhere.example/v1"\n')
+    await initialize(editor, srv, workspace)
+    await until(lambda: editor.messages, what="a warning")
+    [warning] = editor.messages
+    assert warning.type == types.MessageType.Warning and "base_url" in warning.message
+    sid = await new_session(editor)
+    srv.push(text("the init options' URL was used"))
+    assert (await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"}))["completed"]

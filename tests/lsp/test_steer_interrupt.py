@@ -71,3 +71,18 @@ async def test_interrupt_stops_the_turn_at_once(editor: Editor, srv: ScriptedSer
     srv.push(text("next turn is fine"))
     after = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "again"})
     assert after["finalResponse"] == "next turn is fine"
+
+
+async def test_a_steer_left_by_an_interrupt_is_returned_not_run(editor: Editor, srv: ScriptedServer,
+                                                                workspace: Path) -> None:
+    await initialize(editor, srv, workspace)
+    sid = await new_session(editor)
+    srv.push(text("never", latency=30))
+    turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "slow"}))
+    await until(lambda: len(srv.requests) == 1, what="the provider call")
+    assert (await request(editor, "agent/steer", {"sessionId": sid, "text": "also this"}))["outcome"] == "queued"
+    await request(editor, "agent/interrupt", {"sessionId": sid})
+    result = await asyncio.wait_for(turn, 10)
+    assert result["interrupted"] and result["pendingSteer"] == "also this"
+    await asyncio.sleep(0.5)
+    assert len(srv.requests) == 1  # no turn was started with it
