@@ -115,6 +115,7 @@ class AIAgent(SessionOps):
         self._client = http_client
         self._owns_client = http_client is None
         self._local_model_path = local_model_path
+        self._window_cache: tuple[str, int] | None = None
         self._system_message = system_message
         self._local_progress = local_progress  # Callable[[str, float], None] while the local model loads
         # State
@@ -158,7 +159,7 @@ class AIAgent(SessionOps):
         if self._client is None:
             from agent.providers.http import make_client
 
-            self._client = make_client(self.request_timeout)
+            self._client = make_client(self.request_timeout, tls=self._needs_tls())
         self.hints = HintTracker(self.root)
         self.compressor = Compressor(self.context_window, threshold=self.compression_threshold)
         await self._open_store()
@@ -200,7 +201,18 @@ class AIAgent(SessionOps):
             return 8192
         from agent.context.tokens import context_window_for
 
-        return context_window_for(self.model)
+        cached = self._window_cache
+        if cached is None or cached[0] != self.model:
+            cached = self._window_cache = (self.model, context_window_for(self.model))
+        return cached[1]
+
+    def _needs_tls(self) -> bool:
+        """Whether any endpoint is https (loading the CA bundle costs ~50 ms; local servers don't need it)."""
+        primary = self._primary()
+        for endpoint in [primary, *(parse_fallback(f, primary) for f in self.fallback_models)]:
+            if endpoint.provider != "local" and not (endpoint.base_url or "").startswith("http://"):
+                return True
+        return False
 
     @property
     def tool_output_limit(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -12,13 +13,18 @@ class OutsideWorkspace(ValueError):
     """The path resolves outside the workspace (``..``, an absolute path, ``~`` or a symlink escape)."""
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved_root(root: Path) -> Path:
+    return root.resolve()
+
+
 def resolve_in_workspace(root: Path, raw: str | os.PathLike[str] | None) -> Path:
     """The absolute, symlink-resolved path for ``raw``, which must stay inside ``root``.
 
     ``raw`` is relative to the root, or absolute inside it. ``~`` is never expanded: a path
     starting with it is refused, so is anything that resolves (through ``..`` or symlinks) outside.
     """
-    root = root.resolve()
+    root = _resolved_root(root)
     text = "" if raw is None else os.fspath(raw)
     if "\x00" in text:
         raise OutsideWorkspace("the path contains a NUL byte")

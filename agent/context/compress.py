@@ -16,7 +16,7 @@ from typing import cast
 
 from agent.caps import cap_text
 from agent.context import boundaries, prune, summary
-from agent.context.tokens import estimate_each, estimate_messages
+from agent.context.tokens import estimate_message, estimate_each, estimate_messages
 from agent.transcript import repair, violations
 from agent.types import Message, text_of
 
@@ -62,6 +62,7 @@ class Compressor:
             raise ValueError(f"context_window must be positive, got {context_window}")
         if not 0 < threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+        self._estimates: dict[int, tuple[Message, int]] = {}
         self.context_window = context_window
         self.threshold = threshold
         self.tail_ratio = tail_ratio
@@ -78,6 +79,22 @@ class Compressor:
         """True once two automatic passes in a row each saved under 10%."""
         return self._weak_passes >= WEAK_PASSES_TO_TRIP
 
+    def _estimate(self, messages: Sequence[Message]) -> int:
+        """``estimate_messages`` with each message's figure kept while it lives (messages never change)."""
+        cache = self._estimates
+        total = 0
+        for message in messages:
+            hit = cache.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, estimate_message(message))
+                cache[id(message)] = hit
+            total += hit[1]
+        if len(cache) > 2 * len(messages) + 16:
+            live = {id(m) for m in messages}
+            for key in [k for k in cache if k not in live]:
+                del cache[key]
+        return total
+
     def reset(self) -> None:
         self._weak_passes = 0
 
@@ -91,7 +108,7 @@ class Compressor:
         """
         if self.thrashing:
             return False
-        estimated = estimate_messages(messages) + extra_tokens
+        estimated = self._estimate(messages) + extra_tokens
         if last_prompt_tokens:
             if estimated > 0:
                 self._scale = min(MAX_SCALE, max(MIN_SCALE, last_prompt_tokens / estimated))

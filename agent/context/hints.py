@@ -9,6 +9,8 @@ skipped.
 
 from __future__ import annotations
 
+import os
+
 import logging
 import re
 import shlex
@@ -62,7 +64,7 @@ class HintTracker:
             resolved = resolve_in_workspace(self._root, path)
         except OutsideWorkspace:
             return []
-        directory = resolved if await anyio.Path(resolved).is_dir() else resolved.parent
+        directory = resolved if os.path.isdir(resolved) else resolved.parent
         chain: list[Path] = []
         while directory != self._root and self._root in directory.parents:
             chain.append(directory)

@@ -13,7 +13,7 @@ import httpx
 from agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from agent.providers.errors import ProviderError
 from agent.providers.http import status_error, stream_error, transport_error
-from agent.providers.sse import iter_sse
+from agent.providers.sse import drain, iter_sse
 from agent.types import Message, ToolCall, Usage
 
 API_VERSION = "2023-06-01"
@@ -173,7 +173,8 @@ class AnthropicProvider:
         usage: dict[str, Any] = {}
         stop: str | None = None
         finished = False
-        async for event, data in iter_sse(resp):
+        stream = iter_sse(resp)
+        async for event, data in stream:
             try:
                 ev = json.loads(data)
             except ValueError as exc:
@@ -210,6 +211,7 @@ class AnthropicProvider:
                 usage.update(ev.get("usage") or {})
             elif kind == "message_stop":
                 finished = True
+                await drain(stream)
                 break
         if not finished:
             raise ProviderError("server_error", "the response stream ended before the model finished",

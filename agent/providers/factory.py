@@ -56,4 +56,4 @@ def build_provider(endpoint: Endpoint, client: httpx.AsyncClient, base_url: str 
                                  client=client)
     mode = endpoint.tool_mode or ("json" if endpoint.provider == "local" else "native")
     return OpenAIProvider(base_url=url or DEFAULT_BASE_URLS["openai"], api_key=endpoint.api_key, client=client,
-                          tool_mode=mode)
+                          tool_mode=mode, act_first=endpoint.provider == "local")

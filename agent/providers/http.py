@@ -10,12 +10,16 @@ import httpx
 from agent.providers.errors import ProviderError, classify_status, parse_retry_after
 
 
-def make_client(timeout: float) -> httpx.AsyncClient:
-    """A keep-alive client. Connect is bounded tightly; a read waits up to ``timeout`` between bytes."""
+def make_client(timeout: float, *, tls: bool = True) -> httpx.AsyncClient:
+    """A keep-alive client. Connect is bounded tightly; a read waits up to ``timeout`` between bytes.
+
+    ``tls=False`` (every endpoint is plain http, e.g. a local server) skips loading the CA bundle."""
+    import ssl
+
     from agent.providers.factory import shared_ssl_context
 
     return httpx.AsyncClient(
-        verify=shared_ssl_context(),
+        verify=shared_ssl_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),
         timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
         limits=httpx.Limits(max_connections=32, max_keepalive_connections=16, keepalive_expiry=60.0),
         follow_redirects=True,

@@ -29,7 +29,9 @@ JSON_MODE_SYSTEM_NOTE = (
     "Reply with exactly one JSON object and nothing else. To use a tool: "
     '{"name": "<tool name>", "arguments": {...}}. When you have what you need, answer the user: '
     '{"name": "final_answer", "arguments": {"text": "<your answer>"}}. '
-    "One tool call per reply; never repeat a call whose result you already have."
+    "One tool call per reply; never repeat a call whose result you already have. "
+    "Files change only through tools: read a file with read_file before changing it, change it with "
+    "edit_file or write_file, and answer with final_answer only after the tools have done the work."
 )
 
 _FINAL_PARAMETERS: dict[str, Any] = {
@@ -43,8 +45,9 @@ def _function_of(tool: ToolSchema) -> dict[str, Any]:
     return fn if isinstance(fn, dict) else {}
 
 
-def build_response_format(tools: Sequence[ToolSchema]) -> dict[str, Any]:
-    """The ``response_format`` admitting one call of any of ``tools``, or ``final_answer {text}``.
+def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = True) -> dict[str, Any]:
+    """The ``response_format`` admitting one call of any of ``tools``, or ``final_answer {text}``
+    (left out when ``allow_final`` is False: the model must act before it may answer).
 
     ``anyOf`` over ``{name: const, arguments: <that tool's parameters>}``: the grammar then forces the
     arguments to match the chosen tool. Keep passing ``tools`` too, so the chat template describes them.
@@ -59,7 +62,8 @@ def build_response_format(tools: Sequence[ToolSchema]) -> dict[str, Any]:
         seen.add(name)
         params = fn.get("parameters")
         variants.append(_variant(name, copy.deepcopy(params) if isinstance(params, dict) else _EMPTY_PARAMETERS))
-    variants.append(_variant(FINAL_ANSWER, copy.deepcopy(_FINAL_PARAMETERS)))
+    if allow_final or not variants:
+        variants.append(_variant(FINAL_ANSWER, copy.deepcopy(_FINAL_PARAMETERS)))
     return {"type": "json_schema",
             "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": {"anyOf": variants}}}
 

@@ -12,7 +12,7 @@ import httpx
 from agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from agent.providers.errors import ProviderError
 from agent.providers.http import status_error, stream_error, transport_error
-from agent.providers.sse import iter_sse
+from agent.providers.sse import drain, iter_sse
 from agent.types import INTERNAL_KEYS, Message, ToolCall, Usage
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -59,11 +59,15 @@ class OpenAIProvider:
     name = "openai"
 
     def __init__(self, *, base_url: str, api_key: str | None, client: httpx.AsyncClient,
-                 tool_mode: str = "native", extra_headers: dict[str, str] | None = None) -> None:
+                 tool_mode: str = "native", extra_headers: dict[str, str] | None = None,
+                 act_first: bool = False) -> None:
         self.base_url = base_url.rstrip("/")
         self._url = self.base_url + "/chat/completions"
         self._client = client
         self.tool_mode = tool_mode
+        # json mode: at the start of a turn the schema has no final_answer, so a small model looks before
+        # it answers (1.5B models otherwise claim edits they never made).
+        self.act_first = act_first
         self._headers = {"content-type": "application/json", **(extra_headers or {})}
         if api_key:
             self._headers["authorization"] = f"Bearer {api_key}"
@@ -79,7 +83,9 @@ class OpenAIProvider:
             if self.tool_mode == "json":
                 from agent.providers.json_mode import build_response_format
 
-                head["response_format"] = build_response_format(request.tools)
+                turn_start = bool(messages) and messages[-1].get("role") == "user"
+                head["response_format"] = build_response_format(
+                    request.tools, allow_final=not (self.act_first and turn_start))
         if request.max_tokens is not None:
             head["max_tokens"] = request.max_tokens
         if request.temperature is not None:
@@ -152,9 +158,11 @@ class OpenAIProvider:
             json_stream = FinalAnswerStream()
         on_text = sink.on_text if sink else None
         on_reasoning = sink.on_reasoning if sink else None
-        async for event, data in iter_sse(resp):
+        events = iter_sse(resp)
+        async for event, data in events:
             if data == "[DONE]":
                 done = True
+                await drain(events)
                 break
             try:
                 chunk = json.loads(data)

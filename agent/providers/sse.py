@@ -7,6 +7,16 @@ from collections.abc import AsyncIterator
 import httpx
 
 
+async def drain(events: AsyncIterator[tuple[str, str]], limit: float = 0.5) -> None:
+    """Read a finished stream to its end so the keep-alive connection can be reused (a body left unread
+    makes httpx drop the connection: a new TCP, and TLS, handshake for every call)."""
+    import anyio
+
+    with anyio.move_on_after(limit):
+        async for _ in events:
+            pass
+
+
 async def iter_sse(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
     """Yield ``(event, data)`` for each SSE event; ``event`` is "" when the stream names none."""
     buffer = b""

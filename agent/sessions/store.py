@@ -260,8 +260,13 @@ class SessionStore:
             return
         stamp = now_iso()
         rows = [encode_message(m, session_id, turn, stamp) for m in messages]
-        async with self._write() as conn:
-            await conn.executemany(INSERT_MESSAGE, rows)
+        # One multi-row INSERT: a single statement is atomic in autocommit mode, so the round lands whole
+        # with one trip to the SQLite thread instead of BEGIN / executemany / COMMIT.
+        width = len(rows[0])
+        sql = INSERT_MESSAGE.split(" VALUES ")[0] + " VALUES " + ",".join(
+            ["(" + ",".join("?" * width) + ")"] * len(rows))
+        async with self._lock:
+            await self._require().execute(sql, [value for row in rows for value in row])
 
     async def replace_messages(self, session_id: str, messages: Sequence[Message], *,
                                turn: int | None = None) -> None:
