@@ -4,13 +4,15 @@
 and the core are imported, which is most of the start-up time. Messages that arrive meanwhile wait
 in the pipe and are handled in order. Before ``initialize`` every request gets -32002.
 
-The pump ends on ``exit`` or end of input. Either way every running turn is cancelled (each persists
+The pump ends on ``exit``, at end of input, or when the editor's process (``processId``) is gone. Either way every running turn is cancelled (each persists
 its transcript), the sessions are closed, and the process exits with nothing left running.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 from typing import TYPE_CHECKING, Any
 
 from agent.version import __version__
@@ -34,9 +36,33 @@ def _initialize_problem(params: Any) -> str | None:
     return None
 
 
+PARENT_POLL_SECONDS = 3.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def _watch_parent(pid: int, channel: StdioChannel) -> None:
+    """LSP: the server exits when the process that started it (``processId``) is gone."""
+    while True:
+        await asyncio.sleep(PARENT_POLL_SECONDS)
+        if not _alive(pid):
+            log.warning("the editor (pid %d) is gone: shutting down", pid)
+            channel.end_input()
+            return
+
+
 async def serve(max_bytes: int) -> int:
     channel = await StdioChannel.open(max_bytes)
     server: AgentServer | None = None
+    watcher: asyncio.Task[None] | None = None
     code = 0
     while True:
         item = await channel.read()
@@ -52,10 +78,15 @@ async def serve(max_bytes: int) -> int:
                 code = 1
                 break
             server = _before_initialize(channel, item)
+            pid = item.get("params", {}).get("processId") if server is not None else None
+            if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+                watcher = asyncio.ensure_future(_watch_parent(pid, channel))
             continue
         server.protocol.receive(item)
         if server.protocol.exit_requested:
             break
+    if watcher is not None:
+        watcher.cancel()
     if server is not None:
         if server.protocol.exit_requested and not server.protocol.shutdown_requested:
             code = 1

@@ -193,6 +193,10 @@ class StdioChannel:
         return WireError(-32600, f"the message is {length:,} bytes; the limit is {self.max_bytes:,} bytes. "
                                  "Send large content as a file reference instead", msg_id)
 
+    def end_input(self) -> None:
+        """Act as if the client closed its end (its process is gone)."""
+        self._reader.feed_eof()
+
     # ----------------------------------------------------------------- writing
     def write(self, data: bytes) -> None:
         if self.closed:

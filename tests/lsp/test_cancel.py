@@ -146,3 +146,15 @@ async def test_shutdown_then_exit(srv: ScriptedServer, workspace: Path) -> None:
     assert answers[2] == {"jsonrpc": "2.0", "id": 2, "result": None}
     assert answers[3]["error"]["code"] == -32600
     assert proc.returncode == 0
+
+
+async def test_the_server_exits_when_the_editor_process_is_gone(workspace: Path) -> None:
+    parent = await asyncio.create_subprocess_exec("sleep", "1")
+    proc = await asyncio.create_subprocess_exec(*SERVER_COMMAND, stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE, env=SERVER_ENV)
+    assert proc.stdin is not None
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"processId": parent.pid, "rootUri": workspace.as_uri(), "capabilities": {}}}))
+    await _answer(proc, 1)
+    await parent.wait()
+    assert await asyncio.wait_for(proc.wait(), 15) == 0  # stdin is still open: it noticed the editor was gone
