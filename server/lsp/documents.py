@@ -8,6 +8,7 @@ those documents by resolved path and remembers what the server itself wrote thro
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import difflib
 import logging
@@ -66,6 +67,7 @@ class Documents:
         self._workspace = workspace
         self._uris: dict[Path, str] = {}
         self._written: dict[Path, Written] = {}
+        self._waiters: dict[Path, list[asyncio.Future[None]]] = {}
 
     # ----------------------------------------------------------- notifications from the editor
     def opened(self, uri: str) -> None:
@@ -73,17 +75,43 @@ class Documents:
         if path is not None:
             self._uris[path] = uri
             self._written.pop(path, None)
+            self._wake(path)
 
     def changed(self, uri: str) -> None:
         path = path_of(uri)
         if path is not None:
             self._written.pop(path, None)
+            self._wake(path)
 
     def closed(self, uri: str) -> None:
         path = path_of(uri)
         if path is not None and self._uris.get(path) == uri:
             del self._uris[path]
             self._written.pop(path, None)
+            self._wake(path)
+
+    def _wake(self, path: Path) -> None:
+        for future in self._waiters.pop(path, []):
+            if not future.done():
+                future.set_result(None)
+
+    def unsynced(self, path: Path) -> bool:
+        """The server wrote to this open document and the editor has not reported it back yet."""
+        written = self._written.get(path)
+        buf = self.buffer(path)
+        return written is not None and buf is not None and buf.version == written.version
+
+    async def wait_synced(self, path: Path, timeout: float) -> bool:
+        """Wait (up to ``timeout``) for the editor to report the server's last edit of ``path``."""
+        if not self.unsynced(path):
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(path, []).append(future)
+        try:
+            await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            pass
+        return not self.unsynced(path)
 
     # ----------------------------------------------------------- reads
     def buffer(self, path: Path) -> Buffer | None:

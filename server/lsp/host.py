@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentls.lsp.host")
 
 REJECTED = "the user rejected this edit"
+SYNC_WAIT = 1.0
 
 
 class LspHost:
@@ -57,6 +58,9 @@ class LspHost:
         features = ls.features
         if not features.apply_edit:
             return await self._disk_write(path, content)
+        # A second edit before the editor reported the first: wait for its didChange (Neovim debounces it),
+        # else send an unversioned edit against the text the server wrote, never a stale version.
+        synced = await ls.documents.wait_synced(path, SYNC_WAIT)
         buffer = ls.documents.buffer(path)
         base = ls.documents.current(path)
         if base is None:
@@ -68,7 +72,7 @@ class LspHost:
         edits: list[types.TextEdit] = text_edits(base or "", content)
         if not edits and not creating:
             return WriteOutcome(True)
-        version = buffer.version if buffer is not None else None
+        version = buffer.version if buffer is not None and synced else None
         changes: list[Any] = []
         if creating:
             changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentls.lsp.progress")
 
 TITLE = "agentls"
+CREATE_TIMEOUT = 5.0  # the turn waits for this answer, so not the full clientTimeout
 
 
 def first_words(prompt: Any, limit: int = 60) -> str:
@@ -61,7 +62,8 @@ class TurnProgress:
                 return
             token = f"agentls-{uuid.uuid4().hex[:12]}"
             try:
-                await ls.call(types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token))
+                await ls.call(types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token),
+                              min(ls.options.client_timeout, CREATE_TIMEOUT))
             except (TimeoutError, JsonRpcException) as exc:
                 log.info("no progress for this turn: %s", exc)
                 return

@@ -137,3 +137,35 @@ async def test_an_editor_that_never_answers_cannot_hang_the_turn(editor: Editor,
     assert result["completed"]
     [message] = tool_results(srv, 1)
     assert "did not answer" in message and "1 s" in message and "not applied" in message
+
+
+async def _two_edits_with_late_did_change(editor: Editor, srv: ScriptedServer, workspace: Path,
+                                          delay: float) -> list[Any]:
+    await initialize(editor, srv, workspace)
+    uri = editor.open(workspace / "app.py")
+    original = editor.text_document_did_change
+
+    def late(params: Any) -> None:
+        asyncio.get_running_loop().call_later(delay, original, params)
+    editor.text_document_did_change = late  # type: ignore[method-assign]
+    sid = await new_session(editor)
+    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "howdy"}),
+                   call("edit_file", {"path": "app.py", "old_string": "world", "new_string": "planet"})),
+             text("done"))
+    await request(editor, "agent/turn", {"sessionId": sid, "prompt": "two edits"})
+    assert "howdy" in (editor.text(workspace / "app.py") or "") and "planet" in (editor.text(workspace / "app.py")
+                                                                                or "")
+    assert all("not applied" not in r for r in tool_results(srv, 1))
+    return [e["edit"]["documentChanges"][0]["textDocument"]["version"] for e in editor.seen.edits[-2:]] + [uri]
+
+
+async def test_a_second_edit_waits_for_the_editor_to_report_the_first(editor: Editor, srv: ScriptedServer,
+                                                                     workspace: Path) -> None:
+    versions = await _two_edits_with_late_did_change(editor, srv, workspace, 0.2)
+    assert versions[:2] == [1, 2]
+
+
+async def test_a_second_edit_is_unversioned_if_the_editor_stays_silent(editor: Editor, srv: ScriptedServer,
+                                                                       workspace: Path) -> None:
+    versions = await _two_edits_with_late_did_change(editor, srv, workspace, 3.0)
+    assert versions[:2] == [1, None]
