@@ -38,7 +38,8 @@ async def test_neovim_runs_turns_steers_and_cancels(srv: ScriptedServer, workspa
     config = tmp_path / "agentls.lua"
     config.write_text(documented_config())
     result_path = tmp_path / "result.json"
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"})),
+    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"}),
+                   call("edit_file", {"path": "app.py", "old_string": "'world'", "new_string": "'planet'"})),
              text("Changed the greeting."),
              tools(call("read_file", {"path": "app.py"}), latency=1.5),
              text("Added a short docstring."),
@@ -62,7 +63,8 @@ async def test_neovim_runs_turns_steers_and_cancels(srv: ScriptedServer, workspa
     assert result["steps"] == ["started", "edited", "steered", "cancelled"]
 
     # 1. The edit is in Neovim's buffer, unsaved.
-    assert "return 'hi ' + name" in result["buffer"] and result["modified"] is True
+    assert "return 'hi ' + name" in result["buffer"] and "greet('planet')" in result["buffer"]  # both edits
+    assert result["modified"] is True
     assert "'hello '" in (workspace / "app.py").read_text()
     assert "agentls: Edit app.py" in result["notes"]  # the agent/update handler
 
