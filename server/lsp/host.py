@@ -84,8 +84,8 @@ class LspHost:
         else:
             edit = types.WorkspaceEdit(changes={uri: edits})
         outcome = await self._apply(edit, f"the edit of {path.name}")
-        if outcome.applied:
-            ls.documents.wrote(path, content, version)
+        if outcome.applied:  # reads see this text until the editor reports a newer version
+            ls.documents.wrote(path, content, buffer.version if buffer is not None else None)
         return outcome
 
     async def delete_file(self, path: Path) -> WriteOutcome:

@@ -150,12 +150,15 @@ async def _two_edits_with_late_did_change(editor: Editor, srv: ScriptedServer, w
     editor.text_document_did_change = late  # type: ignore[method-assign]
     sid = await new_session(editor)
     srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "howdy"}),
-                   call("edit_file", {"path": "app.py", "old_string": "world", "new_string": "planet"})),
+                   call("edit_file", {"path": "app.py", "old_string": "world", "new_string": "planet"}),
+                   call("read_file", {"path": "app.py"})),
              text("done"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "two edits"})
     assert "howdy" in (editor.text(workspace / "app.py") or "") and "planet" in (editor.text(workspace / "app.py")
                                                                                 or "")
-    assert all("not applied" not in r for r in tool_results(srv, 1))
+    results = tool_results(srv, 1)
+    assert all("not applied" not in r for r in results)
+    assert "howdy" in results[-1] and "planet" in results[-1]  # read back before the editor reported them
     return [e["edit"]["documentChanges"][0]["textDocument"]["version"] for e in editor.seen.edits[-2:]] + [uri]
 
 
