@@ -32,7 +32,7 @@ def test_the_helix_languages_file_parses_and_adds_agentls_to_each_language() -> 
     assert languages == {name: [*servers, "agentls"] for name, servers in HELIX_DEFAULTS.items()}
 
 
-def test_its_config_is_valid_initialization_options(tmp_path: object) -> None:
+def test_its_config_is_valid_initialization_options() -> None:
     config = helix_config()
     core, _options, problems = split_options(config)
     settings, more = load(None, core)
