@@ -27,6 +27,7 @@ class ConfigError(ValueError):
         super().__init__(f"{source}: setting {key!r} {problem}")
         self.key = key
         self.source = source
+        self.problem = problem
 
 
 @dataclass(frozen=True)
@@ -158,14 +159,22 @@ def merge(base: Settings, values: Mapping[str, Any], source: str) -> Settings:
     """``base`` with ``values`` (camelCase or snake_case keys) applied; unknown keys are errors."""
     changes: dict[str, Any] = {}
     sources = dict(base.sources)
+    given: dict[str, str] = {}  # field -> the key as the user wrote it, for error messages
     for raw_key, value in values.items():
         key = _ALIASES.get(raw_key, raw_key.replace("-", "_"))
         if key not in _FIELDS:
             raise ConfigError(raw_key, source, "is not a known setting")
-        changes[key] = _coerce(key, value, source)
+        try:
+            changes[key] = _coerce(key, value, source)
+        except ConfigError as exc:
+            raise ConfigError(raw_key, source, exc.problem) from None
         sources[key] = source
+        given[key] = raw_key
     result = replace(base, **changes, sources=sources, warnings=base.warnings)
-    _check(result)
+    try:
+        _check(result)
+    except ConfigError as exc:
+        raise ConfigError(given.get(exc.key, exc.key), exc.source, exc.problem) from None
     return result
 
 

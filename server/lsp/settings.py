@@ -75,19 +75,11 @@ def load(workspace: Path | None, init_options: Mapping[str, Any]) -> tuple[Setti
                 dropped = [k for k in options if k == exc.key or _field(k) == exc.key]
                 for k in dropped or list(options):
                     options.pop(k, None)
-                problems.append(_as_given(exc, dropped) + "; the default is used")
+                problems.append(f"{exc}; the default is used")
             else:
                 problems.append(f"{exc}; that configuration source is ignored")
                 skip_files = True
     return Settings(), problems
-
-
-def _as_given(exc: ConfigError, keys: list[str]) -> str:
-    """The message with the key as the client spelled it (``maxIterations``, not ``max_iterations``)."""
-    message = str(exc)
-    if len(keys) == 1 and keys[0] != exc.key:
-        message = message.replace(f"setting {exc.key!r}", f"setting {keys[0]!r}", 1)
-    return message
 
 
 def _init_only(options: dict[str, Any], problems: list[str]) -> Settings:
@@ -98,5 +90,5 @@ def _init_only(options: dict[str, Any], problems: list[str]) -> Settings:
         try:
             settings = merge(settings, {key: value}, INIT_SOURCE)
         except ConfigError as exc:
-            problems.append(_as_given(exc, [key]) + "; the default is used")
+            problems.append(f"{exc}; the default is used")
     return settings
