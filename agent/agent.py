@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
+from agent import events
 from agent.budget import IterationBudget
 from agent.host import Host
 from agent.local_host import LocalHost, UpdateCallback
@@ -22,6 +23,7 @@ from agent.loop.state import TurnState
 from agent.loop.turn import run_turn
 from agent.permissions import PermissionPolicy
 from agent.prompt_blocks import normalize_prompt
+from agent.replay import replay_updates
 from agent.providers.base import Provider
 from agent.providers.factory import Endpoint, build_provider, parse_fallback
 from agent.session_ops import SessionOps
@@ -309,17 +311,28 @@ class AIAgent(SessionOps):
 
     async def run_conversation(self, user_message: Any, system_message: str | None = None,
                                conversation_history: Sequence[Any] | None = None, task_id: str | None = None,
-                               *, runtime_context: str | None = None) -> dict[str, Any]:
+                               *, runtime_context: str | None = None, echo_prompt: bool = False) -> dict[str, Any]:
+        """One turn. ``runtime_context`` (editor state) rides on this turn's user message only;
+        ``echo_prompt`` sends the prompt as a ``user_message_chunk`` (for turns the client did not type)."""
         content = normalize_prompt(user_message)
         async with self._lock:
             await self._setup()
             self._running = True
             self._interrupt_requested = False
+            await self._emit(events.turn_state("running", taskId=task_id))
+            if echo_prompt:
+                for update in replay_updates([{"role": "user", "content": content}]):
+                    await self._emit(update)
+            exit_reason = "cancelled"
             try:
-                return await self._turn(content, system_message, conversation_history, task_id, runtime_context)
+                out = await self._turn(content, system_message, conversation_history, task_id, runtime_context)
+                exit_reason = str(out["exit_reason"])
+                return out
             finally:
                 self._running = False
                 self._interrupt_requested = False
+                with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                    await self._emit(events.turn_state("idle", exitReason=exit_reason))
 
     async def _turn(self, content: Any, system_message: str | None, history: Sequence[Any] | None,
                     task_id: str | None, runtime_context: str | None) -> dict[str, Any]:

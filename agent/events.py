@@ -104,10 +104,19 @@ def compaction_update(compaction_id: str, status: str, summary: str | None = Non
     return update
 
 
-def session_info(title: str | None = None, updated_at: str | None = None) -> SessionUpdate:
+def session_info(title: str | None = None, updated_at: str | None = None,
+                 meta: dict[str, Any] | None = None) -> SessionUpdate:
     update: SessionUpdate = {"sessionUpdate": "session_info_update"}
     if title is not None:
         update["title"] = title
     if updated_at is not None:
         update["updatedAt"] = updated_at
+    if meta:
+        update["_meta"] = {"agentls": meta}
     return update
+
+
+def turn_state(state: str, **details: Any) -> SessionUpdate:
+    """``running`` when a turn starts, ``idle`` when it ends (with ``exitReason``), so a client also sees
+    the turns it did not start itself (steers, code actions). Carried in ``session_info_update._meta``."""
+    return session_info(meta={"turn": {"state": state, **{k: v for k, v in details.items() if v is not None}}})

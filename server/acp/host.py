@@ -159,7 +159,8 @@ class AcpHost:
             return PermissionDecision("cancelled")
         call = ToolCallUpdate.model_validate({"toolCallId": request.tool_call_id, "title": request.title,
                                               "kind": request.kind, "status": "pending",
-                                              "rawInput": dict(request.raw_input)})
+                                              "rawInput": dict(request.raw_input),
+                                              **({"content": list(request.content)} if request.content else {})})
         options = [PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in request.options]
         ask = asyncio.ensure_future(self._conn.request_permission(session_id=self._sid, tool_call=call,
                                                                   options=options))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from agent import events
 from agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
 from agent.local_host import LocalHost
 from agent.types import SessionUpdate
@@ -41,7 +42,7 @@ class LspHost:
         self.session_id = session_id
         self._root = Path(root).resolve()
         self._disk = LocalHost(self._root)
-        self.terminals = Terminals(ls, session_id)
+        self.terminals = Terminals(ls, session_id, self._terminal_created)
         self.progress: TurnProgress | None = None  # set by the turn runner while a turn runs
 
     @property
@@ -125,6 +126,9 @@ class LspHost:
             return None
 
     # ----------------------------------------------------------------- commands, permissions
+    async def _terminal_created(self, tool_call_id: str, terminal_id: str) -> None:
+        await self.send_update(events.tool_call_update(tool_call_id, content=[events.terminal_content(terminal_id)]))
+
     async def run_command(self, spec: CommandSpec) -> CommandResult:
         return await self.terminals.run(spec)
 

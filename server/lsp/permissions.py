@@ -27,7 +27,7 @@ def request_params(session_id: str, request: PermissionRequest) -> dict[str, Any
     return {
         "sessionId": session_id,
         "toolCall": {"toolCallId": request.tool_call_id, "title": request.title, "kind": request.kind,
-                     "rawInput": request.raw_input},
+                     "rawInput": request.raw_input, **({"content": list(request.content)} if request.content else {})},
         "options": [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options],
     }
 

@@ -9,6 +9,7 @@ server sends ``kill`` and then ``release``; every request has a timeout of its o
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,9 +41,11 @@ def _exit_code(status: Any) -> int | None:
 
 
 class Terminals:
-    def __init__(self, ls: AgentServer, session_id: str) -> None:
+    def __init__(self, ls: AgentServer, session_id: str,
+                 on_created: Callable[[str, str], Awaitable[None]] | None = None) -> None:
         self._ls = ls
         self.session_id = session_id
+        self._on_created = on_created  # (tool_call_id, terminal_id): lets the client show the live terminal
         self._live: set[str] = set()
         self._client_lacks_terminals = False
 
@@ -69,8 +72,9 @@ class Terminals:
             raise TerminalError(f"{method} failed: {exc.message}") from None
 
     async def _run_in_editor(self, spec: CommandSpec) -> CommandResult:
+        # ACP terminal shape: the program and its arguments. A shell line runs as `sh -c <line>`.
         created = await self._request("agent/terminal/create", {
-            "command": spec.command, "args": [], "cwd": str(spec.cwd),
+            "command": "sh", "args": ["-c", spec.command], "cwd": str(spec.cwd),
             "env": [{"name": k, "value": v} for k, v in (spec.env or {}).items()],
             "outputByteLimit": spec.output_limit})
         terminal_id = created.get("terminalId") if isinstance(created, dict) else None
@@ -78,6 +82,8 @@ class Terminals:
             raise TerminalError(f"agent/terminal/create answered without a terminalId: {created!r}")
         self._live.add(terminal_id)
         ids = {"terminalId": terminal_id}
+        if self._on_created is not None:
+            await self._on_created(spec.tool_call_id, terminal_id)
         timed_out = False
         try:
             status: Any = None

@@ -79,7 +79,7 @@ class TurnRunner:
 
     async def run(self, agent: AIAgent, prompt: Any, *, task_id: str | None = None,
                   runtime_context: str | None = None, token: int | str | None = None,
-                  show_answer: bool = False) -> dict[str, Any]:
+                  show_answer: bool = False, echo_prompt: bool = False) -> dict[str, Any]:
         """One turn, queued behind the session's earlier turns; the wire result."""
         from server.lsp.host import LspHost
 
@@ -94,7 +94,8 @@ class TurnRunner:
                 if host is not None:
                     host.progress = progress
                 try:
-                    result = await agent.run_conversation(prompt, task_id=task_id, runtime_context=runtime_context)
+                    result = await agent.run_conversation(prompt, task_id=task_id, runtime_context=runtime_context,
+                                                          echo_prompt=echo_prompt)
                 except asyncio.CancelledError:
                     progress.end("cancelled")
                     raise
@@ -127,7 +128,7 @@ class TurnRunner:
 
     async def _background(self, agent: AIAgent, prompt: str) -> None:
         try:
-            await self.run(agent, prompt, show_answer=not self._ls.features.updates)
+            await self.run(agent, prompt, show_answer=not self._ls.features.updates, echo_prompt=True)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -234,9 +234,9 @@ def make_editor() -> Editor:
     async def terminal_create(ls: Editor, params: dict[str, Any]) -> dict[str, Any]:
         ls.seen.terminal.append(("create", params))
         terminal_id = f"term-{next(ls._terminal_ids)}"
-        proc = await asyncio.create_subprocess_shell(params["command"], cwd=params["cwd"],
-                                                     stdout=asyncio.subprocess.PIPE,
-                                                     stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        proc = await asyncio.create_subprocess_exec(params["command"], *params.get("args", []), cwd=params["cwd"],
+                                                    stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.STDOUT, start_new_session=True)
         entry: dict[str, Any] = {"proc": proc, "output": b""}
 
         async def collect() -> None:

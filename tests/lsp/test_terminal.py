@@ -23,7 +23,8 @@ async def test_commands_run_in_the_editor_terminal(editor: Editor, srv: Scripted
     methods = [m for m, _ in editor.seen.terminal]
     assert methods == ["create", "waitForExit", "output", "release"]
     create = editor.seen.terminal[0][1]
-    assert create["sessionId"] == sid and create["command"] == "echo from-the-editor; pwd; exit 3"
+    assert create["sessionId"] == sid and create["command"] == "sh"
+    assert create["args"] == ["-c", "echo from-the-editor; pwd; exit 3"]
     assert create["cwd"] == str(workspace) and create["outputByteLimit"] > 0
     result = last_tool_result(srv)
     assert "from-the-editor" in result and str(workspace) in result and "exit code 3" in result

@@ -172,6 +172,9 @@ export class ChatController {
   /** An `agent/update` notification. Updates for other sessions are ignored. */
   onUpdate(params: AgentUpdateParams): void {
     if (!params || typeof params.sessionId !== 'string' || !params.update) return;
+    // The server announces every turn, including ones it starts itself (a steer, a code action).
+    const turn = turnStateOf(params.update);
+    if (turn !== null) this.setRunning(params.sessionId, turn === 'running');
     if (params.sessionId !== this.sessionId) return;
     if (this.loading?.sessionId === params.sessionId) this.loading.sawUpdate = true;
     const u = params.update as { sessionUpdate: string; title?: string | null };
@@ -486,4 +489,12 @@ export function transcriptToUpdates(messages: unknown[]): SessionUpdate[] {
     else if (role === 'assistant') out.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
   }
   return out;
+}
+
+/** `running` / `idle` from a `session_info_update` carrying `_meta.agentls.turn`, else null. */
+export function turnStateOf(update: unknown): 'running' | 'idle' | null {
+  const u = update as { sessionUpdate?: string; _meta?: { agentls?: { turn?: { state?: unknown } } } } | null;
+  if (!u || u.sessionUpdate !== 'session_info_update') return null;
+  const state = u._meta?.agentls?.turn?.state;
+  return state === 'running' || state === 'idle' ? state : null;
 }

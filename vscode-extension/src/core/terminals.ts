@@ -181,7 +181,9 @@ export class TerminalManager {
     const args = Array.isArray(params.args) ? params.args.map(String) : [];
     const cwd = params.cwd ?? this.options.defaultCwd?.() ?? undefined;
     const terminalId = `term-${this.nextId++}`;
-    const label = [params.command, ...args.map(displayArg)].join(' ');
+    // `sh -c <line>` (how agentls sends shell lines) is labelled with the line itself.
+    const shellLine = /^(\/bin\/)?(ba)?sh$/.test(params.command) && args.length === 2 && args[0] === '-c';
+    const label = shellLine ? args[1] : [params.command, ...args.map(displayArg)].join(' ');
     const info: TerminalInfo = { terminalId, sessionId: params.sessionId, command: params.command, args, cwd, label };
     const limit =
       typeof params.outputByteLimit === 'number' && params.outputByteLimit >= 0

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { RequestPermissionParams, TurnResult } from '../../src/acp';
-import { ChatController, transcriptToUpdates, type AgentRequester, type ControllerHost } from '../../src/core/controller';
+import { ChatController, transcriptToUpdates, turnStateOf, type AgentRequester, type ControllerHost } from '../../src/core/controller';
 import type { ToWebview } from '../../src/protocol';
 
 interface Call {
@@ -74,6 +74,18 @@ describe('chat controller', () => {
     server.answers['agent/turn'] = { finalResponse: 'ok', completed: true };
     await Promise.all([c.handleMessage({ type: 'prompt', text: 'a' }), c.handleMessage({ type: 'prompt', text: 'b' })]);
     assert.equal(server.methods().filter((m) => m === 'agent/newSession').length, 1);
+  });
+
+  it('shows turns the server starts itself as running (session_info_update turn state)', () => {
+    const { c, posted } = setup();
+    (c as unknown as { sessionId: string }).sessionId = 'S1';
+    const turn = (state: string) => ({ sessionUpdate: 'session_info_update', _meta: { agentls: { turn: { state } } } });
+    c.onUpdate({ sessionId: 'S1', update: turn('running') });
+    assert.equal(c.running, true);
+    assert.deepEqual(posted.find((m) => m.type === 'turnState'), { type: 'turnState', running: true });
+    c.onUpdate({ sessionId: 'S1', update: turn('idle') });
+    assert.equal(c.running, false);
+    assert.equal(turnStateOf({ sessionUpdate: 'session_info_update', title: 'x' }), null);
   });
 
   it('forwards updates of its session only', () => {
