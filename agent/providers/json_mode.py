@@ -29,9 +29,7 @@ JSON_MODE_SYSTEM_NOTE = (
     "Reply with exactly one JSON object and nothing else. To use a tool: "
     '{"name": "<tool name>", "arguments": {...}}. When you have what you need, answer the user: '
     '{"name": "final_answer", "arguments": {"text": "<your answer>"}}. '
-    "One tool call per reply; never repeat a call whose result you already have. "
-    "Files change only through tools: read a file with read_file before changing it, change it with "
-    "edit_file or write_file, and answer with final_answer only after the tools have done the work."
+    "One tool call per reply; never repeat a call whose result you already have."
 )
 
 _FINAL_PARAMETERS: dict[str, Any] = {
