@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 
+from agent.providers.base import ProviderResponse
 from agent.providers.errors import ProviderError, classify_status, parse_retry_after
 
 
@@ -59,6 +61,27 @@ def status_error(status: int, body: bytes, headers: httpx.Headers, model: str) -
         category = _ANTHROPIC_TYPES[kind]
     retry_after = parse_retry_after(headers.get("retry-after"))
     return ProviderError(category, message, status=status, retry_after=retry_after, model=model)
+
+
+async def post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str], *, model: str,
+               purpose: str, stream: bool,
+               read_stream: Callable[[httpx.Response], Awaitable[ProviderResponse]]) -> ProviderResponse | httpx.Response:
+    """POST a request. A streamed answer goes to ``read_stream``; a whole one comes back after its status
+    check. Every failure is a classified ``ProviderError``."""
+    if purpose:
+        headers = {**headers, "x-agentls-purpose": purpose}
+    try:
+        if stream:
+            async with client.stream("POST", url, content=body, headers=headers) as resp:
+                if resp.status_code >= 400:
+                    raise status_error(resp.status_code, await resp.aread(), resp.headers, model)
+                return await read_stream(resp)
+        resp = await client.post(url, content=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise transport_error(exc, model) from exc
+    if resp.status_code >= 400:
+        raise status_error(resp.status_code, resp.content, resp.headers, model)
+    return resp
 
 
 def transport_error(exc: Exception, model: str) -> ProviderError:

@@ -11,7 +11,7 @@ import httpx
 
 from agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from agent.providers.errors import ProviderError
-from agent.providers.http import status_error, stream_error, transport_error
+from agent.providers.http import post, stream_error
 from agent.providers.sse import drain, iter_sse
 from agent.types import INTERNAL_KEYS, Message, ToolCall, Usage
 
@@ -116,20 +116,10 @@ class OpenAIProvider:
 
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body = self._body(request, self._prepare(request))
-        headers = self._headers
-        if request.purpose:
-            headers = {**headers, "x-agentls-purpose": request.purpose}
-        try:
-            if request.stream:
-                async with self._client.stream("POST", self._url, content=body, headers=headers) as resp:
-                    if resp.status_code >= 400:
-                        raise status_error(resp.status_code, await resp.aread(), resp.headers, request.model)
-                    return await self._read_stream(resp, request, sink)
-            resp = await self._client.post(self._url, content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            raise transport_error(exc, request.model) from exc
-        if resp.status_code >= 400:
-            raise status_error(resp.status_code, resp.content, resp.headers, request.model)
+        resp = await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
+                          stream=request.stream, read_stream=lambda r: self._read_stream(r, request, sink))
+        if isinstance(resp, ProviderResponse):
+            return resp
         try:
             data = resp.json()
             choice = data["choices"][0]
