@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-ROOT = TESTS.parent
-for _path in (str(ROOT), str(TESTS)):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 from agent.scripted import ScriptedServer
 
