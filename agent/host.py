@@ -35,6 +35,8 @@ class CommandSpec:
     tool_call_id: str
     task_id: str | None = None
     env: dict[str, str] | None = None
+    # Variables an in-server command must not inherit (the model provider's API key).
+    unset_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

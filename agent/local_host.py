@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import inspect
 import os
 import signal
@@ -51,9 +53,23 @@ async def run_process(spec: CommandSpec) -> CommandResult:
     """Run ``spec.command`` with ``sh -c`` in its own process group; kill the group on timeout or cancel."""
     buffer = OutputBuffer(spec.output_limit)
     env = {**os.environ, **(spec.env or {}), "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
-    process: Process = await anyio.open_process(
+    for name in spec.unset_env:
+        env.pop(name, None)
+    # The spawn runs to its end even if we are cancelled meanwhile: otherwise only /bin/sh would be killed
+    # and the command it already forked would live on. Once we hold the process, its whole group is killed.
+    spawn = asyncio.ensure_future(anyio.open_process(
         ["/bin/sh", "-c", spec.command], cwd=spec.cwd, env=env, stdin=None,
-        stdout=-1, stderr=-2, start_new_session=True)  # stdout PIPE, stderr into stdout
+        stdout=-1, stderr=-2, start_new_session=True))  # stdout PIPE, stderr into stdout
+    try:
+        process: Process = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        await asyncio.wait([spawn])
+        if not spawn.cancelled() and spawn.exception() is None:
+            started = spawn.result()
+            _kill_group(started)
+            await asyncio.wait([asyncio.ensure_future(started.wait())], timeout=5)
+            await started.aclose()
+        raise
     timed_out = False
     try:
         with anyio.move_on_after(spec.timeout) as scope:

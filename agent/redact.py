@@ -7,8 +7,9 @@ token. It is a safety net: the loop's first duty is never to put keys into messa
 from __future__ import annotations
 
 import logging
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -105,3 +106,19 @@ class RedactingFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = redact(record.stack_info, self.secrets)
         return True
+
+
+# Environment variables whose values are secrets (names like OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD).
+_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.I)
+
+
+def secrets_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The values of secret-named environment variables, to redact wherever they turn up."""
+    env = os.environ if environ is None else environ
+    return tuple(v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS)
+
+
+def protect_handler(handler: logging.Handler) -> logging.Handler:
+    """``handler`` with a ``RedactingFilter`` for key-shaped strings and the environment's secrets."""
+    handler.addFilter(RedactingFilter(secrets_from_env()))
+    return handler

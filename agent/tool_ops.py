@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +16,10 @@ if TYPE_CHECKING:
     from agent.host import Host
     from agent.permissions import PermissionPolicy
     from agent.types import SessionUpdate
+
+PROVIDER_KEY_VARS = frozenset({"AGENTLS_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
+                               "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",
+                               "DEEPSEEK_API_KEY", "TOGETHER_API_KEY", "XAI_API_KEY"})
 
 OPTIONS = (
     PermissionOption("allow_once", "Allow once", "allow_once"),
@@ -30,6 +36,7 @@ class ToolOps:
     policy: PermissionPolicy
     plan: list[dict[str, Any]]
     terminal_timeout: float
+    _api_key: str | None
 
     @property
     def tool_output_limit(self) -> int:
@@ -52,7 +59,14 @@ class ToolOps:
         return ToolContext(host=self.host, root=self.root, session_id=self.session_id, task_id=turn.task_id,
                            tool_call_id=tool_call_id, settings_terminal_timeout=self.terminal_timeout,
                            output_limit=self.tool_output_limit, ask_permission=ask, checkpoint=self._checkpoint,
-                           send_update=self._emit, set_plan=set_plan)
+                           send_update=self._emit, set_plan=set_plan, secret_env=self._secret_env())
+
+    def _secret_env(self) -> tuple[str, ...]:
+        """The provider-key variables (and any variable holding this agent's key): a command the model
+        runs, like ``env``, would otherwise put the key in the transcript and the model's requests."""
+        key = self._api_key
+        names = {n for n in os.environ if n in PROVIDER_KEY_VARS or (key and os.environ.get(n) == key)}
+        return tuple(sorted(names))
 
     async def _ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
                               key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:

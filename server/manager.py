@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable
@@ -39,11 +40,15 @@ class SessionManager:
         self._overrides = agent_overrides
         self._agents: dict[str, AIAgent] = {}
         self.store: SessionStore | None = None
+        self._open_lock = asyncio.Lock()
 
     async def _ensure_open(self) -> SessionStore:
-        if self.store is None:
-            self.store = SessionStore(self._db_path or default_db_path())
-            await self.store.open()
+        """The store, opened once; concurrent first requests wait for the same open."""
+        async with self._open_lock:
+            if self.store is None:
+                store = SessionStore(self._db_path or default_db_path())
+                await store.open()
+                self.store = store  # published only once it is open
         return self.store
 
     def _build(self, session_id: str, cwd: Path, system_message: str | None = None) -> AIAgent:

@@ -168,8 +168,21 @@ async def _run(ns: argparse.Namespace) -> int:
     return 0 if result["completed"] else 1
 
 
+def _log_to_stderr() -> None:
+    import logging
+
+    from agent.redact import protect_handler
+
+    handler = protect_handler(logging.StreamHandler(sys.stderr))
+    handler.setFormatter(logging.Formatter("agentls: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+
+
 def main(argv: list[str]) -> int:
     ns = build_parser().parse_args(argv)
+    _log_to_stderr()
     try:
         return asyncio.run(_run(ns))
     except KeyboardInterrupt:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -13,7 +14,7 @@ from agent.loop.repair import PreparedCall
 from agent.loop.state import TurnState
 from agent.paths import OutsideWorkspace, resolve_in_workspace
 from agent.tools.base import ToolFailure, ToolOutput
-from agent.types import Message
+from agent.types import Message, SessionUpdate
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -82,7 +83,14 @@ async def _touched_paths(agent: AIAgent, p: PreparedCall) -> list[Path]:
     return paths
 
 
-async def _run_one(agent: AIAgent, turn: TurnState, p: PreparedCall) -> tuple[str, bool]:
+@dataclass
+class Outcome:
+    text: str  # what the model reads
+    is_error: bool
+    update: SessionUpdate  # the final tool_call_update, sent once the result is persisted
+
+
+async def _run_one(agent: AIAgent, turn: TurnState, p: PreparedCall) -> Outcome:
     tool, args = p.tool, p.args
     assert tool is not None and args is not None
     await agent._emit(events.tool_call_update(p.call["id"], status="in_progress"))
@@ -112,46 +120,77 @@ async def _run_one(agent: AIAgent, turn: TurnState, p: PreparedCall) -> tuple[st
     if hint:
         text += hint
     ui = out.content or [events.text_content(cap_text(out.text, UI_PREVIEW_CHARS)[0])]
-    await agent._emit(events.tool_call_update(p.call["id"], status="failed" if out.is_error else "completed",
-                                              content=ui, locations=out.locations or None,
-                                              raw_output=out.raw_output))
-    return text, out.is_error
+    return Outcome(text, out.is_error, events.tool_call_update(
+        p.call["id"], status="failed" if out.is_error else "completed", content=ui,
+        locations=out.locations or None, raw_output=out.raw_output))
 
 
-async def run_calls(agent: AIAgent, turn: TurnState, prepared: list[PreparedCall]) -> list[Message]:
-    """One tool message per call, in call order, whatever happens (errors, timeouts, interrupts)."""
-    results: list[tuple[str, bool] | None] = [None] * len(prepared)
+def _failed(p: PreparedCall, text: str) -> Outcome:
+    return Outcome(text, True, events.tool_call_update(p.call["id"], status="failed",
+                                                       content=[events.text_content(text)]))
+
+
+class _Results:
+    """Results join the transcript in call order as soon as a prefix of them is ready, are persisted, and
+    only then does the editor hear they are done: whatever it saw completed survives a crash."""
+
+    def __init__(self, agent: AIAgent, turn: TurnState, prepared: list[PreparedCall]) -> None:
+        self.agent, self.turn, self.prepared = agent, turn, prepared
+        self.outcomes: list[Outcome | None] = [None] * len(prepared)
+        self.flushed = 0
+        self._lock = anyio.Lock()
+
+    async def put(self, i: int, outcome: Outcome) -> None:
+        self.outcomes[i] = outcome
+        await self.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            ready: list[SessionUpdate] = []
+            while self.flushed < len(self.prepared) and (o := self.outcomes[self.flushed]) is not None:
+                p = self.prepared[self.flushed]
+                msg: Message = {"role": "tool", "tool_call_id": p.call["id"], "name": p.call["function"]["name"],
+                                "content": o.text}
+                if o.is_error:
+                    msg["meta"] = {"error": True}
+                self.agent.messages.append(msg)
+                ready.append(o.update)
+                self.flushed += 1
+            if not ready:
+                return
+            try:
+                await self.agent._persist(self.turn)
+            except Exception as exc:  # kept in memory and written with the next round; the turn goes on
+                log.exception("persisting tool results failed")
+                self.turn.cleanup_errors.append(f"persist: {type(exc).__name__}: {exc}")
+            for update in ready:
+                await self.agent._emit(update)
+
+
+async def run_calls(agent: AIAgent, turn: TurnState, prepared: list[PreparedCall]) -> None:
+    """Append one tool message per call to the transcript, in call order, whatever happens (errors,
+    timeouts, interrupts)."""
+    results = _Results(agent, turn, prepared)
     started: set[int] = set()
     for i, p in enumerate(prepared):
         if p.error is not None:
-            results[i] = (p.error, True)
-            await agent._emit(events.tool_call_update(p.call["id"], status="failed",
-                                                      content=[events.text_content(p.error)]))
+            await results.put(i, _failed(p, p.error))
 
     async def run_index(i: int) -> None:
         started.add(i)
-        results[i] = await _run_one(agent, turn, prepared[i])
+        await results.put(i, await _run_one(agent, turn, prepared[i]))
 
     with agent._interruptible():
         for group in batches(prepared):
-            todo = [i for i in group if results[i] is None]
+            todo = [i for i in group if results.outcomes[i] is None]
             if len(todo) == 1:
                 await run_index(todo[0])
             elif todo:
                 async with anyio.create_task_group() as tg:
                     for i in todo:
                         tg.start_soon(run_index, i)
-    messages: list[Message] = []
-    for i, p in enumerate(prepared):
-        result = results[i]
-        if result is None:
-            result = (INTERRUPTED if i in started else SKIPPED, True)
-            with anyio.CancelScope(shield=True):
-                await agent._emit(events.tool_call_update(p.call["id"], status="failed",
-                                                          content=[events.text_content(result[0])]))
-        msg: Message = {"role": "tool", "tool_call_id": p.call["id"], "name": p.call["function"]["name"],
-                        "content": result[0]}
-        if result[1]:
-            msg["meta"] = {"error": True}
-        messages.append(msg)
-    return messages
+    with anyio.CancelScope(shield=True):
+        for i, p in enumerate(prepared):
+            if results.outcomes[i] is None:
+                results.outcomes[i] = _failed(p, INTERRUPTED if i in started else SKIPPED)
+        await results.flush()

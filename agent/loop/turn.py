@@ -100,8 +100,7 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             stored: Message = {**message, "tool_calls": [p.call for p in prepared]}
             agent.messages.append(stored)
             await announce(agent, prepared)
-            results = await run_calls(agent, turn, prepared)
-            agent.messages.extend(results)
+            await run_calls(agent, turn, prepared)  # appends and persists the results as they land
             if agent._interrupt_requested:
                 await agent._persist(turn)
                 _exit(turn, "interrupted")

@@ -128,6 +128,7 @@ class AnthropicProvider:
                          **(extra_headers or {})}
         if api_key:
             self._headers["x-api-key"] = api_key
+        self._secrets = (api_key,) if api_key else ()
 
     def _body(self, request: ProviderRequest) -> dict[str, Any]:
         wire = to_wire(request.messages)
@@ -148,7 +149,8 @@ class AnthropicProvider:
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body = json.dumps(self._body(request), ensure_ascii=False, separators=(",", ":")).encode()
         resp = await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
-                          stream=request.stream, read_stream=lambda r: self._read_stream(r, request, sink))
+                          stream=request.stream, secrets=self._secrets,
+                          read_stream=lambda r: self._read_stream(r, request, sink))
         if isinstance(resp, ProviderResponse):
             return resp
         try:

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from agent.providers.base import ProviderResponse
+from agent.redact import redact
 from agent.providers.errors import ProviderError, classify_status, parse_retry_after
 
 
@@ -54,8 +55,10 @@ _ANTHROPIC_TYPES = {
 }
 
 
-def status_error(status: int, body: bytes, headers: httpx.Headers, model: str) -> ProviderError:
+def status_error(status: int, body: bytes, headers: httpx.Headers, model: str,
+                 secrets: tuple[str, ...] = ()) -> ProviderError:
     message, kind = error_message(body)
+    message = redact(message, secrets)  # some providers echo the key back in their errors
     category = classify_status(status, message)
     if kind in _ANTHROPIC_TYPES and category not in ("context_overflow", "billing"):
         category = _ANTHROPIC_TYPES[kind]
@@ -64,7 +67,7 @@ def status_error(status: int, body: bytes, headers: httpx.Headers, model: str) -
 
 
 async def post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str], *, model: str,
-               purpose: str, stream: bool,
+               purpose: str, stream: bool, secrets: tuple[str, ...] = (),
                read_stream: Callable[[httpx.Response], Awaitable[ProviderResponse]]) -> ProviderResponse | httpx.Response:
     """POST a request. A streamed answer goes to ``read_stream``; a whole one comes back after its status
     check. Every failure is a classified ``ProviderError``."""
@@ -74,13 +77,13 @@ async def post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[s
         if stream:
             async with client.stream("POST", url, content=body, headers=headers) as resp:
                 if resp.status_code >= 400:
-                    raise status_error(resp.status_code, await resp.aread(), resp.headers, model)
+                    raise status_error(resp.status_code, await resp.aread(), resp.headers, model, secrets)
                 return await read_stream(resp)
         resp = await client.post(url, content=body, headers=headers)
     except httpx.HTTPError as exc:
         raise transport_error(exc, model) from exc
     if resp.status_code >= 400:
-        raise status_error(resp.status_code, resp.content, resp.headers, model)
+        raise status_error(resp.status_code, resp.content, resp.headers, model, secrets)
     return resp
 
 
@@ -88,14 +91,16 @@ def transport_error(exc: Exception, model: str) -> ProviderError:
     if isinstance(exc, httpx.TimeoutException):
         return ProviderError("timeout", f"the model server did not answer in time ({type(exc).__name__})",
                              model=model)
+    detail = redact(str(exc))  # a URL with credentials in it must not reach the log
     if isinstance(exc, httpx.ConnectError):
-        return ProviderError("server_error", f"could not connect to the model server: {exc}", model=model)
-    return ProviderError("server_error", f"the connection to the model server broke: {type(exc).__name__}: {exc}",
+        return ProviderError("server_error", f"could not connect to the model server: {detail}", model=model)
+    return ProviderError("server_error", f"the connection to the model server broke: {type(exc).__name__}: {detail}",
                          model=model)
 
 
 def stream_error(event_data: str, model: str) -> ProviderError:
     """An error event sent inside a 200 stream."""
     message, kind = error_message(event_data.encode())
+    message = redact(message)
     category = _ANTHROPIC_TYPES.get(kind or "", None) or classify_status(500, message)
     return ProviderError(category, message, model=model)

@@ -71,6 +71,7 @@ class OpenAIProvider:
         self._headers = {"content-type": "application/json", **(extra_headers or {})}
         if api_key:
             self._headers["authorization"] = f"Bearer {api_key}"
+        self._secrets = (api_key,) if api_key else ()
 
     def _body(self, request: ProviderRequest, messages: Sequence[Message]) -> bytes:
         head: dict[str, Any] = {"model": request.model, "stream": request.stream}
@@ -117,7 +118,8 @@ class OpenAIProvider:
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body = self._body(request, self._prepare(request))
         resp = await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
-                          stream=request.stream, read_stream=lambda r: self._read_stream(r, request, sink))
+                          stream=request.stream, secrets=self._secrets,
+                          read_stream=lambda r: self._read_stream(r, request, sink))
         if isinstance(resp, ProviderResponse):
             return resp
         try:

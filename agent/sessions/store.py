@@ -8,6 +8,8 @@ transaction never interleaves with another's.
 
 from __future__ import annotations
 
+import asyncio
+
 import base64
 import binascii
 import json
@@ -163,8 +165,16 @@ class SessionStore:
         """One IMMEDIATE transaction: committed when the block ends, rolled back if it raises."""
         async with self._lock:
             conn = self._require()
-            await conn.execute("BEGIN IMMEDIATE")
             try:
+                # BEGIN runs to its end even if this task is cancelled meanwhile (a cancel landing there
+                # would leave the shared connection inside a transaction, failing every later write of every
+                # session); the except below then rolls it back.
+                begin = asyncio.ensure_future(conn.execute("BEGIN IMMEDIATE"))
+                try:
+                    await asyncio.shield(begin)
+                except asyncio.CancelledError:
+                    await asyncio.wait([begin])
+                    raise
                 yield conn
             except BaseException:
                 with anyio.CancelScope(shield=True):

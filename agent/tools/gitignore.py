@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.paths import OutsideWorkspace, resolve_in_workspace
+
 ALWAYS_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache",
                          ".pytest_cache", ".ruff_cache", ".tox"})
 
@@ -88,8 +90,9 @@ class Ignore:
 
     def _load(self, file: Path, base: str) -> None:
         try:
+            resolve_in_workspace(self.root, file)  # a .gitignore symlinked out of the workspace is never read
             text = file.read_text("utf-8", "replace")
-        except OSError:
+        except (OSError, OutsideWorkspace):
             return
         self.rules.extend(parse(text, base))
 

@@ -32,7 +32,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         return ToolOutput(refusal, is_error=True)
     result = await ctx.host.run_command(CommandSpec(
         command=command, cwd=cwd, timeout=timeout, output_limit=max(4096, ctx.output_limit * 2),
-        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id))
+        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env))
     output, _ = cap_text(result.output, ctx.output_limit)
     if result.timed_out:
         status = f"timed out after {timeout:g}s and was killed"

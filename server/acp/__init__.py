@@ -27,6 +27,9 @@ def _configure_logging(path: str | None, level: str) -> None:
     handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else \
         logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    from agent.redact import protect_handler
+
+    protect_handler(handler)  # keys and tokens never reach the log
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper(), logging.WARNING))

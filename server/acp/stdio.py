@@ -21,6 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from server.jsonrpc_ids import top_level_id
+
 log = logging.getLogger("agentls.acp")
 
 READ_LIMIT = 50 * 1024 * 1024  # the SDK's default: large prompts with images fit
@@ -63,6 +65,8 @@ def parse_frame(line: bytes) -> tuple[Message | None, Message | None]:
         obj = json.loads(line)
     except ValueError as exc:
         return None, error_frame(-32700, f"Parse error: the line is not valid JSON ({exc})")
+    except RecursionError:
+        return None, error_frame(-32700, "Parse error: the line nests too deeply to be read", top_level_id(line))
     if not isinstance(obj, dict):
         return None, error_frame(-32600, "Invalid Request: each line must hold one JSON-RPC object "
                                          "(batches are not supported)")

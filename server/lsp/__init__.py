@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     handler: logging.Handler = logging.FileHandler(args.log_file, encoding="utf-8") if args.log_file \
         else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    from agent.redact import protect_handler
+
+    protect_handler(handler)  # keys and tokens never reach the log
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(args.log_level)

@@ -59,10 +59,36 @@ async def _watch_parent(pid: int, channel: StdioChannel) -> None:
             return
 
 
-async def serve(max_bytes: int) -> int:
-    channel = await StdioChannel.open(max_bytes)
+class _Running:
+    """What the message loop started, for the shutdown that always follows it."""
+
     server: AgentServer | None = None
     watcher: asyncio.Task[None] | None = None
+
+
+async def serve(max_bytes: int) -> int:
+    channel = await StdioChannel.open(max_bytes)
+    running = _Running()
+    try:
+        code = await _loop(channel, running)
+    except Exception:  # never a silent hang: close everything and exit non-zero
+        log.exception("the message loop failed; shutting down")
+        code = 1
+    if running.watcher is not None:
+        running.watcher.cancel()
+    server = running.server
+    if server is not None:
+        if server.protocol.exit_requested and not server.protocol.shutdown_requested:
+            code = 1
+        await server.aclose()
+        await server.protocol.drain()
+    await channel.aclose()
+    return code
+
+
+async def _loop(channel: StdioChannel, running: _Running) -> int:
+    """Read and dispatch until end of input or exit."""
+    server: AgentServer | None = None
     code = 0
     while True:
         item = await channel.read()
@@ -77,22 +103,14 @@ async def serve(max_bytes: int) -> int:
             if item.get("method") == "exit":
                 code = 1
                 break
-            server = _before_initialize(channel, item)
+            server = running.server = _before_initialize(channel, item)
             pid = item.get("params", {}).get("processId") if server is not None else None
             if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
-                watcher = asyncio.ensure_future(_watch_parent(pid, channel))
+                running.watcher = asyncio.ensure_future(_watch_parent(pid, channel))
             continue
         server.protocol.receive(item)
         if server.protocol.exit_requested:
             break
-    if watcher is not None:
-        watcher.cancel()
-    if server is not None:
-        if server.protocol.exit_requested and not server.protocol.shutdown_requested:
-            code = 1
-        await server.aclose()
-        await server.protocol.drain()
-    await channel.aclose()
     return code
 
 

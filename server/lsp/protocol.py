@@ -110,7 +110,18 @@ class AgentProtocol(LanguageServerProtocol):
             return
         if method == types.SHUTDOWN:
             self.shutdown_requested = True  # before the handler task runs: later requests are refused
-        self.handle_message(message)
+        if method == types.CANCEL_REQUEST:
+            params = data.get("params")
+            target = params.get("id") if isinstance(params, dict) else None
+            if not (isinstance(target, str) or (isinstance(target, int) and not isinstance(target, bool))):
+                log.warning("ignored $/cancelRequest with an unusable id %r", target)
+                return
+        try:
+            self.handle_message(message)
+        except Exception:  # one bad message never ends the loop
+            log.exception("handling %s failed", method)
+            if is_request:
+                self._reply_error(data["id"], -32603, f"{method}: the server failed to handle this request")
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait (a while) for the handlers of requests still being answered."""

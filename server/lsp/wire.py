@@ -12,16 +12,16 @@ import asyncio
 import json
 import logging
 import os
-import re
 import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO
+
+from server.jsonrpc_ids import top_level_id
 
 log = logging.getLogger("agentls.lsp.wire")
 
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 HEADER_LIMIT = 64 * 1024
-_ID_RE = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 MsgId = int | str
 
@@ -150,6 +150,8 @@ class StdioChannel:
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
             return WireError(-32700, f"the message is not valid JSON ({exc}); it was ignored")
+        except RecursionError:
+            return WireError(-32700, "the message nests too deeply to be read; it was ignored", top_level_id(body))
         return check_envelope(data)
 
     async def _read_headers(self) -> tuple[dict[str, str] | None, list[str]]:
@@ -183,13 +185,7 @@ class StdioChannel:
             if not chunk:
                 return None
             remaining -= len(chunk)
-        match = _ID_RE.search(head)
-        msg_id: MsgId | None = None
-        if match:
-            try:
-                msg_id = json.loads(match.group(1))
-            except ValueError:
-                msg_id = None
+        msg_id = top_level_id(head)
         return WireError(-32600, f"the message is {length:,} bytes; the limit is {self.max_bytes:,} bytes. "
                                  "Send large content as a file reference instead", msg_id)
 
