@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
@@ -11,38 +12,22 @@ from server.lsp.capabilities import CODE_ACTION_KIND
 from server.lsp.server import AgentServer
 
 
+# The agent/* requests: each takes (server, raw params) and validates the params itself.
+AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]] = {
+    "agent/newSession": methods.new_session,
+    "agent/turn": methods.turn,
+    "agent/steer": methods.steer,
+    "agent/interrupt": methods.interrupt,
+    "agent/compress": methods.compress,
+    "agent/listSessions": methods.list_sessions,
+    "agent/loadSession": methods.load_session,
+    "agent/undo": methods.undo,
+}
+
+
 def register(server: AgentServer) -> None:
-    @server.feature("agent/newSession")
-    async def new_session(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.new_session(ls, params)
-
-    @server.feature("agent/turn")
-    async def turn(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.turn(ls, params)
-
-    @server.feature("agent/steer")
-    async def steer(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.steer(ls, params)
-
-    @server.feature("agent/interrupt")
-    async def interrupt(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.interrupt(ls, params)
-
-    @server.feature("agent/compress")
-    async def compress(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.compress(ls, params)
-
-    @server.feature("agent/listSessions")
-    async def list_sessions(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.list_sessions(ls, params)
-
-    @server.feature("agent/loadSession")
-    async def load_session(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.load_session(ls, params)
-
-    @server.feature("agent/undo")
-    async def undo(ls: AgentServer, params: Any) -> dict[str, Any]:
-        return await methods.undo(ls, params)
+    for name, handler in AGENT_METHODS.items():
+        server.feature(name)(handler)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:
