@@ -44,12 +44,6 @@ def wire(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-async def srv() -> AsyncIterator[ScriptedServer]:
-    async with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)

@@ -118,12 +118,6 @@ async def other_editor(lsp_client: Editor) -> AsyncIterator[None]:
 
 
 @pytest.fixture
-async def srv() -> AsyncIterator[ScriptedServer]:
-    async with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = (tmp_path / "ws").resolve()
     ws.mkdir()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agent.scripted import ScriptedServer
 
 LONG = os.environ.get("AGENTLS_LONG") == "1"
-
-
-@pytest.fixture
-async def srv() -> AsyncIterator[ScriptedServer]:
-    async with ScriptedServer() as server:
-        yield server
 
 
 @pytest.fixture
