@@ -27,12 +27,6 @@ def _json(name: str, **arguments: Any) -> str:
 
 
 @pytest.fixture
-async def srv() -> AsyncIterator[ScriptedServer]:
-    async with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=10) as c:
         yield c

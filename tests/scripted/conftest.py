@@ -19,12 +19,6 @@ from .helpers import Api
 
 
 @pytest.fixture
-async def srv() -> AsyncIterator[ScriptedServer]:
-    async with ScriptedServer() as server:
-        yield server
-
-
-@pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=10) as c:
         yield c

@@ -423,6 +423,16 @@ function M.block_lines(st, block)
     end
     hl("AgentlsTool", 0, #"▸")
     local shown = 0
+    -- Output lines of a command or a failed tool, up to tool_output_lines in all.
+    local function output_lines(text)
+      for _, l in ipairs(split(vim.trim(text))) do
+        if shown >= st.opts.tool_output_lines then
+          return
+        end
+        shown = shown + 1
+        push("    │ " .. l:gsub("\t", "  "), "AgentlsThought")
+      end
+    end
     for _, c in ipairs(block.content or {}) do
       if c.type == "diff" then
         local added, removed = M.diff_stats(c.oldText, c.newText)
@@ -437,26 +447,13 @@ function M.block_lines(st, block)
       elseif c.type == "terminal" then
         local out = st.opts.terminal_output and st.opts.terminal_output(c.terminalId) or nil
         if type(out) == "string" and vim.trim(out) ~= "" then
-          for _, l in ipairs(split(vim.trim(out))) do
-            if shown >= st.opts.tool_output_lines then
-              break
-            end
-            shown = shown + 1
-            push("    │ " .. l:gsub("\t", "  "), "AgentlsThought")
-          end
+          output_lines(out)
         else
           push("    ⌨ terminal " .. tostring(c.terminalId), "AgentlsThought")
         end
       elseif c.type == "content" and shown < st.opts.tool_output_lines
         and (block.tool_kind == "execute" or block.status == "failed") then
-        local text = content_text(c.content)
-        for _, l in ipairs(split(vim.trim(text))) do
-          if shown >= st.opts.tool_output_lines then
-            break
-          end
-          shown = shown + 1
-          push("    │ " .. l:gsub("\t", "  "), "AgentlsThought")
-        end
+        output_lines(content_text(c.content))
       end
     end
   elseif kind == "plan" then
