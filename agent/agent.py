@@ -1,4 +1,4 @@
-"""``AIAgent``: the public face of the core loop (LOOP.md section 1)."""
+"""``AIAgent``: the public face of the core loop (docs/loop.md §1)."""
 
 from __future__ import annotations
 
@@ -14,28 +14,28 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from agent import events
-from agent.budget import IterationBudget
-from agent.host import Host
-from agent.local_host import LocalHost, UpdateCallback
-from agent.loop.finalize import finalize, result
-from agent.loop.state import TurnState
-from agent.loop.turn import run_turn
-from agent.permissions import PermissionPolicy
-from agent.prompt_blocks import normalize_prompt
-from agent.replay import replay_updates
-from agent.providers.base import Provider
-from agent.providers.factory import Endpoint, build_provider, parse_fallback
-from agent.session_ops import SessionOps
-from agent.tools.base import Tool
-from agent.tools.registry import BUILTIN_TOOLS, ToolRegistry
-from agent.transcript import repair
-from agent.types import Message, SessionUpdate
+from agentls.agent import events
+from agentls.agent.budget import IterationBudget
+from agentls.agent.host import Host
+from agentls.agent.disk_host import DiskHost, UpdateCallback
+from agentls.agent.loop.finalize import finalize, result
+from agentls.agent.loop.state import TurnState
+from agentls.agent.loop.turn import run_turn
+from agentls.agent.permissions import PermissionPolicy
+from agentls.agent.prompt_blocks import normalize_prompt
+from agentls.agent.replay import replay_updates
+from agentls.agent.providers.base import Provider
+from agentls.agent.providers.factory import Endpoint, build_provider, parse_fallback
+from agentls.agent.session_ops import SessionOps
+from agentls.agent.tools.base import Tool
+from agentls.agent.tools.registry import BUILTIN_TOOLS, ToolRegistry
+from agentls.agent.transcript import repair
+from agentls.agent.types import Message, SessionUpdate
 
 if TYPE_CHECKING:
-    from agent.context.compress import Compressor
-    from agent.context.hints import HintTracker
-    from agent.sessions.store import SessionStore
+    from agentls.agent.context.compress import Compressor
+    from agentls.agent.context.hints import HintTracker
+    from agentls.agent.sessions.store import SessionStore
 
 log = logging.getLogger("agentls.agent")
 
@@ -90,7 +90,7 @@ class AIAgent(SessionOps):
         self.max_iterations = max_iterations
         self.fallback_models = list(fallback_models)
         self.root = Path(workspace).resolve()
-        self.host: Host = host if host is not None else LocalHost(self.root, on_update)
+        self.host: Host = host if host is not None else DiskHost(self.root, on_update)
         self._extra_listener = on_update if host is not None else None  # a host *and* a callback: feed both
         self.session_id = session_id or uuid.uuid4().hex
         self.budget = iteration_budget or IterationBudget(max_iterations)
@@ -155,11 +155,11 @@ class AIAgent(SessionOps):
             return
         if self._closed:
             raise RuntimeError("this agent is closed")
-        from agent.context.compress import Compressor
-        from agent.context.hints import HintTracker
+        from agentls.agent.context.compress import Compressor
+        from agentls.agent.context.hints import HintTracker
 
         if self._client is None:
-            from agent.providers.http import make_client
+            from agentls.agent.providers.http import make_client
 
             self._client = make_client(self.request_timeout, tls=self._needs_tls())
         self.hints = HintTracker(self.root)
@@ -201,7 +201,7 @@ class AIAgent(SessionOps):
             return self._context_window
         if self.provider_name == "local":
             return 8192
-        from agent.context.tokens import context_window_for
+        from agentls.agent.context.tokens import context_window_for
 
         cached = self._window_cache
         if cached is None or cached[0] != self.model:
@@ -241,7 +241,7 @@ class AIAgent(SessionOps):
 
     async def _local_url(self, model: str) -> str:
         if self._local is None:
-            from agent.local.runtime import LocalModelServer
+            from agentls.agent.local.runtime import LocalModelServer
 
             path = self._local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
             self._local = LocalModelServer(Path(path) if path else None, progress=self._local_progress)

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agent import events
-from agent.loop.state import TurnState
-from agent.providers.base import ProviderRequest
-from agent.types import Message, text_of
+from agentls.agent import events
+from agentls.agent.loop.state import TurnState
+from agentls.agent.providers.base import ProviderRequest
+from agentls.agent.types import Message, text_of
 
 if TYPE_CHECKING:
-    from agent.budget import IterationBudget
-    from agent.context.compress import CompressionResult, Compressor
-    from agent.providers.base import Provider
-    from agent.tools.registry import ToolRegistry
+    from agentls.agent.budget import IterationBudget
+    from agentls.agent.context.compress import CompressionResult, Compressor
+    from agentls.agent.providers.base import Provider
+    from agentls.agent.tools.registry import ToolRegistry
 
 log = logging.getLogger("agentls.compress")
 
@@ -66,7 +66,7 @@ class CompressOps:
 
     def _fixed_tokens(self) -> int:
         """The system prompt and tool schemas: sent with every request, outside the transcript."""
-        from agent.context.tokens import estimate_text
+        from agentls.agent.context.tokens import estimate_text
 
         key = (len(self.system_prompt or ""), len(self.registry.schemas()))
         if getattr(self, "_fixed_key", None) != key:

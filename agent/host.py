@@ -1,6 +1,6 @@
 """The Host: everything a tool does to the outside world goes through it.
 
-The core ships ``LocalHost`` (disk plus ``anyio.open_process``). The editor faces add hosts that
+The core ships ``DiskHost`` (disk plus ``anyio.open_process``). The editor faces add hosts that
 forward the same operations to the editor (``workspace/applyEdit``, ``fs/*``, ``terminal/*``,
 permission prompts). Tool code never changes per editor.
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from agent.types import SessionUpdate
+from agentls.agent.types import SessionUpdate
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
@@ -76,10 +76,6 @@ class PermissionDecision:
     @property
     def cancelled(self) -> bool:
         return self.option_id == "cancelled"
-
-
-class HostError(Exception):
-    """A host operation failed in a way the model should be told about (not a bug)."""
 
 
 @runtime_checkable

@@ -6,11 +6,11 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from agent import events
-from agent.paths import OutsideWorkspace, resolve_in_workspace
-from agent.tools.base import Tool
-from agent.tools.registry import BUILTIN_TOOLS
-from agent.types import Message, SessionUpdate, text_of
+from agentls.agent import events
+from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
+from agentls.agent.tools.base import Tool
+from agentls.agent.tools.registry import BUILTIN_TOOLS
+from agentls.agent.types import Message, SessionUpdate, text_of
 
 _TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 

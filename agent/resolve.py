@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.config import DEFAULT_MODELS, ConfigError, Settings
+from agentls.agent.config import DEFAULT_MODELS, ConfigError, Settings
 
 if TYPE_CHECKING:
     import httpx
 
-    from agent.agent import AIAgent
-    from agent.host import Host
-    from agent.sessions.store import SessionStore
+    from agentls.agent.agent import AIAgent
+    from agentls.agent.host import Host
+    from agentls.agent.sessions.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     if provider == "local":
         return ResolvedModel("local", settings.model or "local", None, None, settings.tool_mode or "json")
     if settings.model is None and key is None and settings.base_url is None:
-        from agent.local import MISSING_EXTRA_MESSAGE, local_available
+        from agentls.agent.local import MISSING_EXTRA_MESSAGE, local_available
 
         if not local_available():
             raise ConfigError("model", "configuration", "is not set.\n\n" + MISSING_EXTRA_MESSAGE)
@@ -47,7 +47,7 @@ def agent_from_settings(settings: Settings, *, workspace: Path, host: Host | Non
                         session_id: str | None = None, session_db: str | Path | SessionStore | None = None,
                         http_client: httpx.AsyncClient | None = None, **overrides: Any) -> AIAgent:
     """An ``AIAgent`` configured from merged settings (nothing is opened)."""
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
     resolved = resolve_model(settings)
     kwargs: dict[str, Any] = dict(

@@ -6,18 +6,18 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent import events
-from agent.compress_ops import CompressOps
-from agent.loop.state import TurnState
-from agent.paths import display
-from agent.tool_ops import ToolOps
-from agent.transcript import repair, violations
-from agent.types import Message, text_of
+from agentls.agent import events
+from agentls.agent.compress_ops import CompressOps
+from agentls.agent.loop.state import TurnState
+from agentls.agent.paths import display
+from agentls.agent.tool_ops import ToolOps
+from agentls.agent.transcript import repair, violations
+from agentls.agent.types import Message, text_of
 
 if TYPE_CHECKING:
-    from agent.host import Host
-    from agent.sessions.store import SessionStore
-    from agent.tools.registry import ToolRegistry
+    from agentls.agent.host import Host
+    from agentls.agent.sessions.store import SessionStore
+    from agentls.agent.tools.registry import ToolRegistry
 
 log = logging.getLogger("agentls.sessions")
 
@@ -50,7 +50,7 @@ class SessionOps(CompressOps, ToolOps):
         self._memory_checkpoints: dict[tuple[int, str], tuple[bool, str | None]] = {}
 
     async def _open_store(self) -> None:
-        from agent.sessions.store import SessionStore
+        from agentls.agent.sessions.store import SessionStore
 
         db = self._session_db
         if db is None:
@@ -82,8 +82,8 @@ class SessionOps(CompressOps, ToolOps):
             if system_message and system_message not in self.system_prompt:
                 log.warning("system_message ignored: the session's system prompt is fixed once it is built")
             return
-        from agent.context.files import load_root_context
-        from agent.context.prompt import build_system_prompt
+        from agentls.agent.context.files import load_root_context
+        from agentls.agent.context.prompt import build_system_prompt
 
         context = await load_root_context(self.root)
         self.system_prompt = build_system_prompt(root=self.root, root_context=context, extra=system_message,
@@ -117,7 +117,7 @@ class SessionOps(CompressOps, ToolOps):
     async def _save_trajectory(self, turn: TurnState) -> None:
         if self.trajectory_path is None:
             return
-        from agent.trajectory import TrajectoryWriter
+        from agentls.agent.trajectory import TrajectoryWriter
 
         await TrajectoryWriter(self.trajectory_path).write(
             session_id=self.session_id, task_id=turn.task_id, model=self.model, messages=self.transcript(),

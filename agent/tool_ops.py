@@ -7,15 +7,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent import events
-from agent.host import PermissionOption, PermissionRequest
-from agent.loop.state import TurnState
-from agent.tools.base import ToolContext
+from agentls.agent import events
+from agentls.agent.host import PermissionOption, PermissionRequest
+from agentls.agent.loop.state import TurnState
+from agentls.agent.tools.base import ToolContext
 
 if TYPE_CHECKING:
-    from agent.host import Host
-    from agent.permissions import PermissionPolicy
-    from agent.types import SessionUpdate
+    from agentls.agent.host import Host
+    from agentls.agent.permissions import PermissionPolicy
+    from agentls.agent.types import SessionUpdate
 
 PROVIDER_KEY_VARS = frozenset({"AGENTLS_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
                                "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",

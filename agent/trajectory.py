@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 
-from agent.redact import redact_value
-from agent.types import Message
+from agentls.agent.redact import redact_value
+from agentls.agent.types import Message
 
 
 class TrajectoryWriter:

@@ -1,4 +1,4 @@
-"""Transcript invariants (LOOP.md section 3): checking them, and repairing any message list.
+"""Transcript invariants (docs/loop.md §3): checking them, and repairing any message list.
 
 Shape: system?, user, then runs of assistant/tool. Every assistant tool call is answered by
 exactly one tool message, in call order, before anything else. No two user or two assistant
@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from agent.types import Message, ToolCall
+from agentls.agent.types import Message, ToolCall
 
 MISSING_RESULT = "error: this tool call has no recorded result (the turn ended before it ran)"
 LEADING_PLACEHOLDER = "(earlier conversation was not recorded)"

@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiosqlite
 
-from agent.context.compress import Compressor
-from agent.context.tokens import estimate_messages
-from agent.sessions import SessionStore
-from agent.transcript import repair
-from agent.types import Message
+from agentls.agent.context.compress import Compressor
+from agentls.agent.context.tokens import estimate_messages
+from agentls.agent.sessions import SessionStore
+from agentls.agent.transcript import repair
+from agentls.agent.types import Message
 
 
 def transcript(exchanges: int, rounds: int, result_chars: int) -> list[Message]:

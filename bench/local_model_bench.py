@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agent.local import MISSING_EXTRA_MESSAGE, local_available
-from agent.local import model as bundled
-from agent.local.runtime import LocalModelServer
+from agentls.agent.local import MISSING_EXTRA_MESSAGE, local_available
+from agentls.agent.local import model as bundled
+from agentls.agent.local.runtime import LocalModelServer
 
 TASKS = [("read", "What does README.md say?"), ("write", "Create hello.txt containing hi")]
 README = "# Nimbus\n\nNimbus converts Markdown tables into CSV files.\n"
@@ -115,7 +115,7 @@ async def child_rss_mb(pid: int | None) -> float | None:
 
 
 async def measure_agent(server: LocalModelServer) -> list[dict[str, Any]]:
-    from agent import AIAgent
+    from agentls.agent import AIAgent
 
     results = []
     for name, prompt in TASKS:

@@ -63,7 +63,7 @@ class Sample:
 
 async def agentls_turn(url: str, ws: Path, case: Case, db: Path | None) -> Sample:
     """One agentls turn in a fresh session; setup (client, store, tool snapshot) is outside the timing."""
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
     agent = AIAgent(model=f"bench:{case.rounds}", base_url=url, api_key="bench", workspace=ws,
                     session_db=db if case.persist else None, stream=case.stream,
@@ -80,7 +80,7 @@ async def agentls_turn(url: str, ws: Path, case: Case, db: Path | None) -> Sampl
 
 async def wire_setup(url: str, ws: Path) -> tuple[str, list[dict[str, Any]]]:
     """The system prompt and tool schemas agentls sends, so the raw loop sends the same bytes."""
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
     agent = AIAgent(model="bench:1", base_url=url, api_key="bench", workspace=ws, titles="prompt")
     async with agent:

@@ -29,20 +29,20 @@ from bench.loop_overhead import Case, agentls_turn, raw_turn, wire_setup
 
 # (label, module, attribute path, kind); kind: "async", "sync" or "agen" (time spent inside an async generator)
 PHASES: list[tuple[str, str, str, str]] = [
-    ("_persist (every call)", "agent.agent", "AIAgent._persist", "async"),
-    ("  store.append_messages", "agent.sessions.store", "SessionStore.append_messages", "async"),
-    ("_should_compress", "agent.agent", "AIAgent._should_compress", "sync"),
+    ("_persist (every call)", "agentls.agent.agent", "AIAgent._persist", "async"),
+    ("  store.append_messages", "agentls.agent.sessions.store", "SessionStore.append_messages", "async"),
+    ("_should_compress", "agentls.agent.agent", "AIAgent._should_compress", "sync"),
     ("call_model", "agent.loop.turn", "call_model", "async"),
     ("  request.build", "agent.loop.request", "build", "sync"),
-    ("  provider.complete", "agent.providers.openai", "OpenAIProvider.complete", "async"),
-    ("    _body (encode the request)", "agent.providers.openai", "OpenAIProvider._body", "sync"),
-    ("    iter_sse (read the stream after the headers)", "agent.providers.openai", "iter_sse", "agen"),
+    ("  provider.complete", "agentls.agent.providers.openai", "OpenAIProvider.complete", "async"),
+    ("    _body (encode the request)", "agentls.agent.providers.openai", "OpenAIProvider._body", "sync"),
+    ("    iter_sse (read the stream after the headers)", "agentls.agent.providers.openai", "iter_sse", "agen"),
     ("prepare_calls", "agent.loop.turn", "prepare_calls", "sync"),
     ("announce (tool_call updates)", "agent.loop.turn", "announce", "async"),
     ("run_calls", "agent.loop.turn", "run_calls", "async"),
-    ("  host.read_text", "agent.local_host", "LocalHost.read_text", "async"),
+    ("  host.read_text", "agent.disk_host", "DiskHost.read_text", "async"),
     ("  hints_for", "agent.context.hints", "HintTracker.hints_for", "async"),
-    ("_emit (all updates)", "agent.agent", "AIAgent._emit", "async"),
+    ("_emit (all updates)", "agentls.agent.agent", "AIAgent._emit", "async"),
 ]
 
 totals: collections.defaultdict[str, float] = collections.defaultdict(float)

@@ -24,9 +24,9 @@ TARGET_MS = 130.0
 
 
 def slow_host(root: Path, on_update: object) -> object:
-    from agent.local_host import LocalHost
+    from agentls.agent.disk_host import DiskHost
 
-    class SlowHost(LocalHost):
+    class SlowHost(DiskHost):
         """The disk, but every read takes 100 ms more (an editor round trip, a network filesystem)."""
 
         async def read_text(self, path: Path) -> str:
@@ -38,7 +38,7 @@ def slow_host(root: Path, on_update: object) -> object:
 
 async def agentls_round(url: str, ws: Path) -> float:
     """Seconds of the tool phase of one turn."""
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
     stamps: list[tuple[float, str, str]] = []
 

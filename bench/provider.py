@@ -27,9 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from agent.scripted import ScriptedServer, http11
-from agent.scripted.replies import RecordedRequest, Reply, call, text, tools
-from agent.scripted.responders import bench, count_tool_results
+from agentls.agent.scripted import ScriptedServer, http11
+from agentls.agent.scripted.replies import RecordedRequest, Reply, call, text, tools
+from agentls.agent.scripted.responders import bench, count_tool_results
 
 WORD = re.compile(rb'"content":\s*"(w\d{5})')
 _sent: dict[str, float] = {}

@@ -191,7 +191,7 @@ def agentls_command() -> list[str]:
     script = Path(sys.executable).parent / "agentls"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "server"]
+    return [sys.executable, "-m", "agentls.server"]
 
 
 def face_available(name: str) -> bool:

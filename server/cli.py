@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agent.version import __version__
+from agentls.agent.version import __version__
 
 USAGE = """agentls {run,lsp,acp,model,sessions,fake-provider} ...
 
@@ -32,27 +32,27 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = args[0], args[1:]
     if command == "run":
-        from server.run import main as run_main
+        from agentls.server.run import main as run_main
 
         return run_main(rest)
     if command == "lsp":
-        from server.lsp import main as lsp_main
+        from agentls.server.lsp import main as lsp_main
 
         return lsp_main(rest)
     if command == "acp":
-        from server.acp import main as acp_main
+        from agentls.server.acp import main as acp_main
 
         return acp_main(rest)
     if command == "model":
-        from agent.local.cli import main as model_main
+        from agentls.agent.local.cli import main as model_main
 
         return model_main(rest)
     if command == "sessions":
-        from server.run import sessions_main
+        from agentls.server.run import sessions_main
 
         return sessions_main(rest)
     if command == "fake-provider":
-        from agent.scripted.__main__ import main as fake_main
+        from agentls.agent.scripted.__main__ import main as fake_main
 
         return fake_main(rest)
     print(f"agentls: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)

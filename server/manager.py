@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.agent import AIAgent
-from agent.config import Settings
-from agent.host import Host
-from agent.resolve import agent_from_settings
-from agent.sessions.store import SessionRecord, SessionStore, default_db_path
+from agentls.agent.agent import AIAgent
+from agentls.agent.config import Settings
+from agentls.agent.host import Host
+from agentls.agent.resolve import agent_from_settings
+from agentls.agent.sessions.store import SessionRecord, SessionStore, default_db_path
 
 log = logging.getLogger("agentls.server")
 

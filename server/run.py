@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.config import ConfigError, load_settings
-from agent.types import SessionUpdate
+from agentls.agent.config import ConfigError, load_settings
+from agentls.agent.types import SessionUpdate
 
 
 class Renderer:
@@ -95,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _run(ns: argparse.Namespace) -> int:
-    from agent.local_host import LocalHost
-    from agent.resolve import agent_from_settings, resolve_model
+    from agentls.agent.disk_host import DiskHost
+    from agentls.agent.resolve import agent_from_settings, resolve_model
 
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
@@ -108,7 +108,7 @@ async def _run(ns: argparse.Namespace) -> int:
     try:
         settings = load_settings(workspace, overrides)
         if ns.approval is None and "approval" not in settings.sources:
-            from agent.config import merge
+            from agentls.agent.config import merge
 
             settings = merge(settings, {"approval": "auto-edit"}, "agentls run default")
         resolved = resolve_model(settings)
@@ -116,22 +116,22 @@ async def _run(ns: argparse.Namespace) -> int:
         print(f"agentls: {exc}", file=sys.stderr)
         return 2
     if resolved.is_default_local and not ns.quiet:
-        from agent.local import LOCAL_MODEL_NOTICE
+        from agentls.agent.local import LOCAL_MODEL_NOTICE
 
         print(LOCAL_MODEL_NOTICE + "\n", file=sys.stderr)
     prompt = sys.stdin.read() if ns.prompt == "-" else ns.prompt
     renderer = Renderer(sys.stderr, ns.quiet)
     session_db = None
     if not ns.no_persist:
-        from agent.sessions.store import default_db_path
+        from agentls.agent.sessions.store import default_db_path
 
         session_db = default_db_path()
     extra: dict[str, Any] = {}
     if resolved.provider == "local" and not ns.quiet:
-        from agent.local.cli import ProgressBar
+        from agentls.agent.local.cli import ProgressBar
 
         extra["local_progress"] = ProgressBar()
-    agent = agent_from_settings(settings, workspace=workspace, host=LocalHost(workspace, renderer),
+    agent = agent_from_settings(settings, workspace=workspace, host=DiskHost(workspace, renderer),
                                 session_id=ns.session, session_db=session_db, **extra)
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -171,7 +171,7 @@ async def _run(ns: argparse.Namespace) -> int:
 def _log_to_stderr() -> None:
     import logging
 
-    from agent.redact import protect_handler
+    from agentls.agent.redact import protect_handler
 
     handler = protect_handler(logging.StreamHandler(sys.stderr))
     handler.setFormatter(logging.Formatter("agentls: %(message)s"))
@@ -197,7 +197,7 @@ def sessions_main(argv: list[str]) -> int:
     ns = p.parse_args(argv)
 
     async def go() -> int:
-        from agent.sessions.store import SessionStore, default_db_path
+        from agentls.agent.sessions.store import SessionStore, default_db_path
 
         async with SessionStore(default_db_path()) as store:
             rows, _ = await store.list_sessions(cwd=ns.cwd, query=ns.query, limit=ns.limit)

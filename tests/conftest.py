@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 
 @pytest.fixture

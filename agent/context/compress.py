@@ -1,4 +1,4 @@
-"""The compressor (LOOP.md section 7).
+"""The compressor (docs/loop.md §7).
 
 Messages given to it exclude the system prompt (a leading system message is tolerated and kept).
 Order of work: prune old tool results; if that is not enough, cut the transcript into a protected
@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from agent.caps import cap_text
-from agent.context import boundaries, prune, summary
-from agent.context.tokens import estimate_message, estimate_each, estimate_messages
-from agent.transcript import repair, violations
-from agent.types import Message, text_of
+from agentls.agent.truncate import cap_text
+from agentls.agent.context import boundaries, prune, summary
+from agentls.agent.context.tokens import estimate_message, estimate_each, estimate_messages
+from agentls.agent.transcript import repair, violations
+from agentls.agent.types import Message, text_of
 
 log = logging.getLogger("agentls.compress")
 

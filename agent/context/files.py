@@ -1,4 +1,4 @@
-"""Startup context: the project's instruction file at the workspace root (LOOP.md section 6)."""
+"""Startup context: the project's instruction file at the workspace root (docs/loop.md §6)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import anyio
 
-from agent.caps import cap_text
-from agent.paths import OutsideWorkspace, resolve_in_workspace
+from agentls.agent.truncate import cap_text
+from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 
 log = logging.getLogger("agentls.context")
 

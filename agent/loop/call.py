@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent import events
-from agent.loop import request
-from agent.loop.state import TurnState
-from agent.providers.base import ProviderResponse, StreamSink
-from agent.providers.errors import ProviderError
-from agent.types import Message, add_usage, text_of
+from agentls.agent import events
+from agentls.agent.loop import request
+from agentls.agent.loop.state import TurnState
+from agentls.agent.providers.base import ProviderResponse, StreamSink
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.types import Message, add_usage, text_of
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
 log = logging.getLogger("agentls.loop")
 

@@ -8,18 +8,18 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent import events
-from agent.caps import cap_text
-from agent.loop.repair import PreparedCall
-from agent.loop.state import TurnState
-from agent.paths import OutsideWorkspace, resolve_in_workspace
-from agent.tools.base import ToolFailure, ToolOutput
-from agent.types import Message, SessionUpdate
+from agentls.agent import events
+from agentls.agent.truncate import cap_text
+from agentls.agent.loop.prepare import PreparedCall
+from agentls.agent.loop.state import TurnState
+from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
+from agentls.agent.tools.base import ToolFailure, ToolOutput
+from agentls.agent.types import Message, SessionUpdate
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
 log = logging.getLogger("agentls.tools")
 
@@ -76,7 +76,7 @@ async def _touched_paths(agent: AIAgent, p: PreparedCall) -> list[Path]:
         except OutsideWorkspace:
             continue
     if p.tool.kind == "execute" and isinstance(p.args.get("command"), str):
-        from agent.context.hints import paths_in_command
+        from agentls.agent.context.hints import paths_in_command
 
         cwd = paths[0] if paths else agent.root
         paths.extend(paths_in_command(p.args["command"], cwd, agent.root))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from agent.loop.state import TurnState
-from agent.transcript import repair, violations
+from agentls.agent.loop.state import TurnState
+from agentls.agent.transcript import repair, violations
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
 log = logging.getLogger("agentls.loop")
 

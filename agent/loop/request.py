@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent.loop.state import TurnState
-from agent.providers.base import ProviderRequest
-from agent.types import Message
+from agentls.agent.loop.state import TurnState
+from agentls.agent.providers.base import ProviderRequest
+from agentls.agent.types import Message
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
 
 def _with_text(message: Message, extra: str) -> Message:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.types import ErrorInfo, Message, Usage, empty_usage
+from agentls.agent.types import ErrorInfo, Message, Usage, empty_usage
 
 
 @dataclass

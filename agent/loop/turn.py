@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from agent.loop.call import call_model
-from agent.loop.dispatch import announce, run_calls
-from agent.loop.repair import prepare_calls
-from agent.loop.state import TurnState
-from agent.providers.errors import ProviderError
-from agent.types import Message, text_of
+from agentls.agent.loop.call import call_model
+from agentls.agent.loop.dispatch import announce, run_calls
+from agentls.agent.loop.prepare import prepare_calls
+from agentls.agent.loop.state import TurnState
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.types import Message, text_of
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
+    from agentls.agent.agent import AIAgent
 
 log = logging.getLogger("agentls.loop")
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 
-from agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
-from agent.providers.errors import ProviderError
-from agent.providers.http import post, stream_error
-from agent.providers.sse import drain, iter_sse
-from agent.types import Message, ToolCall, Usage
+from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.providers.http import post, stream_error
+from agentls.agent.providers.sse import drain, iter_sse
+from agentls.agent.types import Message, ToolCall, Usage
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192

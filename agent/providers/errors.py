@@ -1,4 +1,4 @@
-"""Provider failures, classified into the categories of LOOP.md section 4, each with recovery hints."""
+"""Provider failures, classified into the categories of docs/loop.md §4, each with recovery hints."""
 
 from __future__ import annotations
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
-from agent.config import DEFAULT_BASE_URLS
-from agent.providers.anthropic import AnthropicProvider
-from agent.providers.base import Provider
-from agent.providers.openai import OpenAIProvider
+from agentls.agent.config import DEFAULT_BASE_URLS
+from agentls.agent.providers.anthropic import AnthropicProvider
+from agentls.agent.providers.base import Provider
+from agentls.agent.providers.openai import OpenAIProvider
 
 
 @functools.lru_cache(maxsize=1)

@@ -19,8 +19,8 @@ import uuid
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from agent.providers.base import ToolSchema
-from agent.types import ToolCall
+from agentls.agent.providers.base import ToolSchema
+from agentls.agent.types import ToolCall
 
 FINAL_ANSWER = "final_answer"
 SCHEMA_NAME = "tool_call_or_final_answer"

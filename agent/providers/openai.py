@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 
-from agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
-from agent.providers.errors import ProviderError
-from agent.providers.http import post, stream_error
-from agent.providers.sse import drain, iter_sse
-from agent.types import INTERNAL_KEYS, Message, ToolCall, Usage
+from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.providers.http import post, stream_error
+from agentls.agent.providers.sse import drain, iter_sse
+from agentls.agent.types import INTERNAL_KEYS, Message, ToolCall, Usage
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -82,7 +82,7 @@ class OpenAIProvider:
             if request.tool_choice:
                 head["tool_choice"] = request.tool_choice
             if self.tool_mode == "json":
-                from agent.providers.json_mode import build_response_format
+                from agentls.agent.providers.json_mode import build_response_format
 
                 turn_start = bool(messages) and messages[-1].get("role") == "user"
                 head["response_format"] = build_response_format(
@@ -97,7 +97,7 @@ class OpenAIProvider:
 
     def _prepare(self, request: ProviderRequest) -> Sequence[Message]:
         if self.tool_mode == "json" and request.tools and request.messages:
-            from agent.providers.json_mode import JSON_MODE_SYSTEM_NOTE
+            from agentls.agent.providers.json_mode import JSON_MODE_SYSTEM_NOTE
 
             # On the latest user message (a copy): after a tool result the note makes small models
             # re-run the tool instead of answering.
@@ -145,7 +145,7 @@ class OpenAIProvider:
         done = False
         json_stream = None
         if self.tool_mode == "json" and request.tools:
-            from agent.providers.json_mode import FinalAnswerStream
+            from agentls.agent.providers.json_mode import FinalAnswerStream
 
             json_stream = FinalAnswerStream()
         on_text = sink.on_text if sink else None
@@ -206,13 +206,13 @@ class OpenAIProvider:
         if content is not None and not isinstance(content, str):
             content = json.dumps(content)
         if self.tool_mode == "json" and request.tools and content and not calls:
-            from agent.providers.json_mode import parse_json_reply
+            from agentls.agent.providers.json_mode import parse_json_reply
 
             content, calls = parse_json_reply(content)
             if calls and finish == "stop":
                 finish = "tool_calls"
         elif request.tools and content and not calls:
-            from agent.providers.json_mode import extract_tool_calls
+            from agentls.agent.providers.json_mode import extract_tool_calls
 
             names = [str(t.get("function", {}).get("name")) for t in request.tools]
             found = extract_tool_calls(content, names)

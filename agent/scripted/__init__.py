@@ -3,7 +3,7 @@
 Every test and benchmark uses it as the model provider. See ``docs/scripted-provider.md``.
 """
 
-from agent.scripted.replies import (
+from agentls.agent.scripted.replies import (
     RecordedRequest,
     Reply,
     Responder,
@@ -20,7 +20,7 @@ from agent.scripted.replies import (
     tools,
     truncated,
 )
-from agent.scripted.server import ScriptedServer
+from agentls.agent.scripted.server import ScriptedServer
 
 __all__ = [
     "RecordedRequest", "Reply", "Responder", "ScriptedServer", "ToolCallSpec", "call", "cut_stream", "empty",

@@ -1,4 +1,4 @@
-"""``python -m agent.scripted``: run the scripted provider until SIGINT/SIGTERM.
+"""``python -m agentls.agent.scripted``: run the scripted provider until SIGINT/SIGTERM.
 
 Prints one JSON line ``{"url", "openai_url", "anthropic_url"}`` on stdout, logs to stderr.
 """
@@ -14,13 +14,13 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from agent.scripted.replies import RecordedRequest, Reply, Responder
-from agent.scripted.responders import RESPONDERS
-from agent.scripted.server import ScriptedServer
+from agentls.agent.scripted.replies import RecordedRequest, Reply, Responder
+from agentls.agent.scripted.responders import RESPONDERS
+from agentls.agent.scripted.server import ScriptedServer
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agent.scripted",
+    p = argparse.ArgumentParser(prog="python -m agentls.agent.scripted",
                                 description="Run the scripted OpenAI/Anthropic-compatible test provider.")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
@@ -64,7 +64,7 @@ async def _serve(args: argparse.Namespace) -> None:
     sys.stdout.write(json.dumps({"url": srv.base_url, "openai_url": srv.openai_url,
                                  "anthropic_url": srv.anthropic_url}) + "\n")
     sys.stdout.flush()
-    logging.getLogger("agent.scripted").info("scripted provider on %s (strict=%s)", srv.base_url, srv.strict)
+    logging.getLogger("agentls.agent.scripted").info("scripted provider on %s (strict=%s)", srv.base_url, srv.strict)
     try:
         await stop.wait()
     finally:

@@ -15,13 +15,13 @@ from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any, Self
 
-from agent.scripted import anthropic_wire, openai_wire
-from agent.scripted.http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
-from agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error, text
-from agent.scripted.responders import get_responder
-from agent.scripted.validate import validate_anthropic, validate_openai
+from agentls.agent.scripted import anthropic_wire, openai_wire
+from agentls.agent.scripted.http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
+from agentls.agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error, text
+from agentls.agent.scripted.responders import get_responder
+from agentls.agent.scripted.validate import validate_anthropic, validate_openai
 
-logger = logging.getLogger("agent.scripted")
+logger = logging.getLogger("agentls.agent.scripted")
 
 _ROUTES: dict[str, WireFormat] = {"/v1/chat/completions": openai_wire.WIRE, "/v1/messages": anthropic_wire.WIRE}
 _NOT_JSON = b"<html><body><h1>502 Bad Gateway</h1> this is not JSON</body></html>"

@@ -1,8 +1,8 @@
 """The session store: SQLite (WAL, FTS5, migrations) and undo checkpoints."""
 
-from agent.sessions.checkpoints import Checkpoint
-from agent.sessions.schema import SchemaTooNew
-from agent.sessions.store import SearchHit, SessionRecord, SessionStore, StoreClosed, default_db_path
+from agentls.agent.sessions.checkpoints import Checkpoint
+from agentls.agent.sessions.schema import SchemaTooNew
+from agentls.agent.sessions.store import SearchHit, SessionRecord, SessionStore, StoreClosed, default_db_path
 
 __all__ = [
     "Checkpoint",

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import aiosqlite
 
-from agent.types import Message, text_of
+from agentls.agent.types import Message, text_of
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 

@@ -27,10 +27,10 @@ import aiosqlite
 import anyio
 import platformdirs
 
-from agent.sessions import checkpoints as cp
-from agent.sessions.checkpoints import Checkpoint
-from agent.sessions.schema import INSERT_MESSAGE, SELECT_MESSAGE, decode_message, encode_message, migrate
-from agent.types import Message
+from agentls.agent.sessions import checkpoints as cp
+from agentls.agent.sessions.checkpoints import Checkpoint
+from agentls.agent.sessions.schema import INSERT_MESSAGE, SELECT_MESSAGE, decode_message, encode_message, migrate
+from agentls.agent.types import Message
 
 DB_NAME = "sessions.db"
 MEMORY = ":memory:"  # a private in-memory database (tests, throwaway agents): no WAL, gone on close

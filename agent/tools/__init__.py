@@ -1,1 +1,1 @@
-"""The built-in tools (LOOP.md section 9)."""
+"""The built-in tools (docs/loop.md §9)."""

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.host import Host
-from agent.types import SessionUpdate
+from agentls.agent.host import Host
+from agentls.agent.types import SessionUpdate
 
 JsonObject = dict[str, Any]
 

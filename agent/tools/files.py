@@ -5,9 +5,9 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from agent import events
-from agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent import events
+from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
+from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000

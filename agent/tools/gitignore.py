@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.paths import OutsideWorkspace, resolve_in_workspace
+from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 
 ALWAYS_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache",
                          ".pytest_cache", ".ruff_cache", ".tox"})

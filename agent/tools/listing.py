@@ -9,11 +9,11 @@ import shutil
 import anyio
 import anyio.lowlevel
 
-from agent.caps import cap_text
-from agent.paths import display, resolve_in_workspace
-from agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agent.tools.files import resolve
-from agent.tools.gitignore import walk
+from agentls.agent.truncate import cap_text
+from agentls.agent.paths import display, resolve_in_workspace
+from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.files import resolve
+from agentls.agent.tools.gitignore import walk
 
 MAX_LIST = 500
 MAX_MATCHES = 200

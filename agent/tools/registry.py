@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agent.tools.base import Tool
-from agent.tools.files import EDIT_FILE, READ_FILE, WRITE_FILE
-from agent.tools.listing import LIST_DIR, SEARCH_FILES
-from agent.tools.terminal import TERMINAL
-from agent.tools.todo import TODO
+from agentls.agent.tools.base import Tool
+from agentls.agent.tools.files import EDIT_FILE, READ_FILE, WRITE_FILE
+from agentls.agent.tools.listing import LIST_DIR, SEARCH_FILES
+from agentls.agent.tools.terminal import TERMINAL
+from agentls.agent.tools.todo import TODO
 
 BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, SEARCH_FILES, TERMINAL, TODO)
 

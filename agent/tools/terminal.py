@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from agent import events
-from agent.caps import cap_text
-from agent.host import CommandSpec
-from agent.paths import display
-from agent.permissions import command_key, dangerous_reason
-from agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agent.tools.files import resolve
+from agentls.agent import events
+from agentls.agent.truncate import cap_text
+from agentls.agent.host import CommandSpec
+from agentls.agent.paths import display
+from agentls.agent.permissions import command_key, dangerous_reason
+from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.files import resolve
 
 MAX_TIMEOUT = 1800.0
 

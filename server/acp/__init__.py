@@ -27,7 +27,7 @@ def _configure_logging(path: str | None, level: str) -> None:
     handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else \
         logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    from agent.redact import protect_handler
+    from agentls.agent.redact import protect_handler
 
     protect_handler(handler)  # keys and tokens never reach the log
     root = logging.getLogger()
@@ -37,8 +37,8 @@ def _configure_logging(path: str | None, level: str) -> None:
 
 
 async def serve(in_fd: int, out_fd: int) -> int:
-    from server.acp.caps import ClientState, initialize_result, is_initialize_request
-    from server.acp.stdio import LineTransport, open_streams
+    from agentls.server.acp.caps import ClientState, initialize_result, is_initialize_request
+    from agentls.server.acp.stdio import LineTransport, open_streams
 
     state = ClientState()
     try:
@@ -55,7 +55,7 @@ async def serve(in_fd: int, out_fd: int) -> int:
         state.initialized = True
     else:
         transport.unread(first)
-    from server.acp.agent import run  # the SDK and the core load only now
+    from agentls.server.acp.agent import run  # the SDK and the core load only now
 
     await run(transport, state)
     return 0
@@ -63,7 +63,7 @@ async def serve(in_fd: int, out_fd: int) -> int:
 
 def main(argv: list[str]) -> int:
     ns = _parser().parse_args(argv)
-    from server.acp.stdio import claim_stdio
+    from agentls.server.acp.stdio import claim_stdio
 
     in_fd, out_fd = claim_stdio()
     _configure_logging(ns.log_file, ns.log_level)

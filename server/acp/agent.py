@@ -26,13 +26,13 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from agent.replay import replay_updates
-from server.acp import auth, commands, ext, modes, turns
-from server.acp.caps import ClientState, initialize_result
-from server.acp.errors import invalid_params
-from server.acp.session import AcpSession
-from server.acp.sessions import Sessions
-from server.acp.stdio import LineTransport
+from agentls.agent.replay import replay_updates
+from agentls.server.acp import auth, commands, ext, modes, turns
+from agentls.server.acp.caps import ClientState, initialize_result
+from agentls.server.acp.errors import invalid_params
+from agentls.server.acp.session import AcpSession
+from agentls.server.acp.sessions import Sessions
+from agentls.server.acp.stdio import LineTransport
 
 log = logging.getLogger("agentls.acp")
 
@@ -157,7 +157,7 @@ class AgentlsAcp(Agent):
 
 async def run(transport: LineTransport, state: ClientState) -> None:
     """Serve until the client closes stdin (or SIGTERM), then close every session cleanly."""
-    import server.manager  # noqa: F401  (the core: loaded now, while the client is still busy with initialize)
+    import agentls.server.manager  # noqa: F401  (the core: loaded now, while the client is still busy with initialize)
 
     agent = AgentlsAcp(transport, state)
     loop = asyncio.get_running_loop()

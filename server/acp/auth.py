@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agent.config import DEFAULT_BASE_URLS, KEY_ENV_FALLBACKS, ConfigError, Settings, load_settings
-from server.acp.caps import API_KEY_METHOD, LOCAL_MODEL_METHOD
-from server.acp.errors import AUTH_REQUIRED, invalid_params
+from agentls.agent.config import DEFAULT_BASE_URLS, KEY_ENV_FALLBACKS, ConfigError, Settings, load_settings
+from agentls.server.acp.caps import API_KEY_METHOD, LOCAL_MODEL_METHOD
+from agentls.server.acp.errors import AUTH_REQUIRED, invalid_params
 
 VERIFY_TIMEOUT = 10.0
 
@@ -64,7 +64,7 @@ async def _verify(settings: Settings, name: str, key: str) -> dict[str, Any]:
 async def authenticate(method_id: str, cwd: Path) -> dict[str, Any]:
     """The ``_meta`` of a successful answer; raises the JSON-RPC error otherwise."""
     if method_id == LOCAL_MODEL_METHOD:
-        from agent.local import MISSING_EXTRA_MESSAGE, local_available
+        from agentls.agent.local import MISSING_EXTRA_MESSAGE, local_available
 
         if local_available():
             return {"verified": True}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agent.version import __version__
+from agentls.agent.version import __version__
 
 PROTOCOL_VERSION = 1
 STEERING_METHOD = "session/steering"  # reached as ``_session/steering``

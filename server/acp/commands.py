@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from agent import events
-from server.acp import modes
+from agentls.agent import events
+from agentls.server.acp import modes
 
 if TYPE_CHECKING:
-    from server.acp.session import AcpSession
-    from server.acp.sessions import Sessions
+    from agentls.server.acp.session import AcpSession
+    from agentls.server.acp.sessions import Sessions
 
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarize the conversation so far to free context", "what the summary should focus on"),
@@ -93,7 +93,7 @@ async def _model(session: AcpSession, arg: str) -> None:
 async def _context(session: AcpSession) -> None:
     agent = session.agent
     assert agent is not None
-    from agent.context.tokens import estimate_messages
+    from agentls.agent.context.tokens import estimate_messages
 
     window = agent.context_window
     used = agent.last_prompt_tokens or estimate_messages(agent.transcript())

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from server.acp import turns
-from server.acp.caps import STEERING_METHOD
-from server.acp.errors import invalid_params
+from agentls.server.acp import turns
+from agentls.server.acp.caps import STEERING_METHOD
+from agentls.server.acp.errors import invalid_params
 
 if TYPE_CHECKING:
-    from server.acp.session import AcpSession
-    from server.acp.sessions import Sessions
+    from agentls.server.acp.session import AcpSession
+    from agentls.server.acp.sessions import Sessions
 
 INTERRUPT_METHOD = "agentls/interrupt"
 COMPRESS_METHOD = "agentls/compress"

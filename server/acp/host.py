@@ -25,19 +25,19 @@ from acp.schema import (
     WaitForTerminalExitResponse,
 )
 
-from agent import events
-from agent.host import (
+from agentls.agent import events
+from agentls.agent.host import (
     CommandResult,
     CommandSpec,
     PermissionDecision,
     PermissionRequest,
     WriteOutcome,
 )
-from agent.local_host import LocalHost
-from agent.types import SessionUpdate
-from server.acp.caps import ClientCaps
-from server.acp.session import TurnControl
-from server.acp.updates import UpdateSink
+from agentls.agent.disk_host import DiskHost
+from agentls.agent.types import SessionUpdate
+from agentls.server.acp.caps import ClientCaps
+from agentls.server.acp.session import TurnControl
+from agentls.server.acp.updates import UpdateSink
 
 log = logging.getLogger("agentls.acp")
 
@@ -50,7 +50,7 @@ class AcpHost:
                  control: TurnControl) -> None:
         self._conn = conn
         self._sid = session_id
-        self._local = LocalHost(root)
+        self._local = DiskHost(root)
         self._caps = caps
         self._sink = sink
         self._control = control

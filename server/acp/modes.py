@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.acp.errors import invalid_params
-from server.acp.session import AcpSession
+from agentls.server.acp.errors import invalid_params
+from agentls.server.acp.session import AcpSession
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": ("Ask", "Ask before every file edit and every command."),

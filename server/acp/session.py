@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
-    from server.acp.updates import UpdateSink
+    from agentls.agent.agent import AIAgent
+    from agentls.server.acp.updates import UpdateSink
 
 
 class TurnControl:

@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from acp.interfaces import Client
 
-from agent.config import ConfigError, Settings, load_settings
-from server.acp import turns
-from server.acp.caps import ClientState
-from server.acp.errors import auth_required, invalid_params, not_found
-from server.acp.host import AcpHost
-from server.acp.session import AcpSession
-from server.acp.stdio import LineTransport
-from server.acp.updates import UpdateSink
+from agentls.agent.config import ConfigError, Settings, load_settings
+from agentls.server.acp import turns
+from agentls.server.acp.caps import ClientState
+from agentls.server.acp.errors import auth_required, invalid_params, not_found
+from agentls.server.acp.host import AcpHost
+from agentls.server.acp.session import AcpSession
+from agentls.server.acp.stdio import LineTransport
+from agentls.server.acp.updates import UpdateSink
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
-    from agent.host import Host
-    from server.manager import SessionManager
+    from agentls.agent.agent import AIAgent
+    from agentls.agent.host import Host
+    from agentls.server.manager import SessionManager
 
 log = logging.getLogger("agentls.acp")
 
@@ -58,7 +58,7 @@ class Sessions:
     @property
     def manager(self) -> SessionManager:
         if self._manager is None:
-            from server.manager import SessionManager
+            from agentls.server.manager import SessionManager
 
             try:
                 db = load_settings().session_db
@@ -96,7 +96,7 @@ class Sessions:
         return session
 
     def _adopt(self, session: AcpSession, agent: AIAgent) -> None:
-        from agent.resolve import resolve_model
+        from agentls.agent.resolve import resolve_model
 
         session.agent = agent
         session.cwd = agent.root
@@ -106,7 +106,7 @@ class Sessions:
         session.models = list(dict.fromkeys([agent.model, *same_endpoint, *session.models]))
         notes = [str(w) for w in getattr(settings, "warnings", ())]  # e.g. workspace settings that were ignored
         if resolve_model(settings).is_default_local:
-            from agent.local import LOCAL_MODEL_NOTICE
+            from agentls.agent.local import LOCAL_MODEL_NOTICE
 
             notes.append(LOCAL_MODEL_NOTICE)
         for note in notes:
@@ -138,7 +138,7 @@ class Sessions:
         live = self._sessions.get(session_id)
         if live is not None and live.agent is not None:
             return live
-        from server.manager import UnknownSession
+        from agentls.server.manager import UnknownSession
 
         session = live or self._register(session_id, absolute(cwd, existing=False), mcp_servers)
         try:

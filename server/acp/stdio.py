@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from server.jsonrpc_ids import top_level_id
+from agentls.server.jsonrpc_ids import top_level_id
 
 log = logging.getLogger("agentls.acp")
 

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from agent.prompt_blocks import PromptError
-from server.acp.errors import internal, invalid_params
+from agentls.agent.prompt_blocks import PromptError
+from agentls.server.acp.errors import internal, invalid_params
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
-    from server.acp.session import AcpSession
-    from server.acp.sessions import Sessions
+    from agentls.agent.agent import AIAgent
+    from agentls.server.acp.session import AcpSession
+    from agentls.server.acp.sessions import Sessions
 
 log = logging.getLogger("agentls.acp")
 

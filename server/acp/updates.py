@@ -14,8 +14,8 @@ from acp.interfaces import Client
 from acp.schema import SessionNotification
 from pydantic import ValidationError
 
-from server.acp.caps import ClientCaps
-from server.acp.stdio import LineTransport
+from agentls.server.acp.caps import ClientCaps
+from agentls.server.acp.stdio import LineTransport
 
 log = logging.getLogger("agentls.acp")
 

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     handler: logging.Handler = logging.FileHandler(args.log_file, encoding="utf-8") if args.log_file \
         else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    from agent.redact import protect_handler
+    from agentls.agent.redact import protect_handler
 
     protect_handler(handler)  # keys and tokens never reach the log
     root = logging.getLogger()
@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.log_level != "DEBUG":  # pygls logs every message at INFO and protocol noise at WARNING
         logging.getLogger("pygls").setLevel(logging.ERROR)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
-    from server.lsp.boot import serve
-    from server.lsp.wire import DEFAULT_MAX_MESSAGE_BYTES
+    from agentls.server.lsp.boot import serve
+    from agentls.server.lsp.wire import DEFAULT_MAX_MESSAGE_BYTES
 
     try:
         return asyncio.run(serve(args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES))

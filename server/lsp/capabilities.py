@@ -19,7 +19,7 @@ UPDATE_KINDS = (
     "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "usage_update",
     "compaction_update", "session_info_update", "user_message_chunk",
 )
-# executeCommand names: the five of PROTOCOL.md, plus the command the @agent code action runs.
+# executeCommand names: the five of docs/protocol.md, plus the command the @agent code action runs.
 COMMANDS = ("agent.turn", "agent.steer", "agent.interrupt", "agent.compress", "agent.newSession", "agent.codeAction")
 CODE_ACTION_KIND = "refactor.rewrite"
 POSITION_ENCODING = "utf-16"

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from server.lsp import methods
-from server.lsp.capabilities import CODE_ACTION_KIND, COMMANDS
-from server.lsp.documents import path_of, split_lines
-from server.lsp.params import Params
+from agentls.server.lsp import methods
+from agentls.server.lsp.capabilities import CODE_ACTION_KIND, COMMANDS
+from agentls.server.lsp.documents import path_of, split_lines
+from agentls.server.lsp.params import Params
 
 if TYPE_CHECKING:
-    from agent.host import Host
-    from server.lsp.server import AgentServer
+    from agentls.agent.host import Host
+    from agentls.server.lsp.server import AgentServer
 
 MARKER = re.compile(r"@agent\b[:,]?\s+(?P<instruction>\S.*?)\s*(?:\*/|-->|#\}|%\}|-\})?\s*$")
 LEADER = re.compile(r"(?:#|//+|--|;+|/\*+|<!--|%|\"|\{#|\{%|\{-)\s*$")

@@ -7,9 +7,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from server.lsp import commands, methods
-from server.lsp.capabilities import CODE_ACTION_KIND
-from server.lsp.server import AgentServer
+from agentls.server.lsp import commands, methods
+from agentls.server.lsp.capabilities import CODE_ACTION_KIND
+from agentls.server.lsp.server import AgentServer
 
 
 # The agent/* requests: each takes (server, raw params) and validates the params itself.

@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from agent import events
-from agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
-from agent.local_host import LocalHost
-from agent.types import SessionUpdate
-from server.lsp.documents import file_uri, text_edits
-from server.lsp.permissions import ask_permission
-from server.lsp.terminal import Terminals
+from agentls.agent import events
+from agentls.agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from agentls.agent.disk_host import DiskHost
+from agentls.agent.types import SessionUpdate
+from agentls.server.lsp.documents import file_uri, text_edits
+from agentls.server.lsp.permissions import ask_permission
+from agentls.server.lsp.terminal import Terminals
 
 if TYPE_CHECKING:
-    from server.lsp.progress import TurnProgress
-    from server.lsp.server import AgentServer
+    from agentls.server.lsp.progress import TurnProgress
+    from agentls.server.lsp.server import AgentServer
 
 log = logging.getLogger("agentls.lsp.host")
 
@@ -41,7 +41,7 @@ class LspHost:
         self._ls = ls
         self.session_id = session_id
         self._root = Path(root).resolve()
-        self._disk = LocalHost(self._root)
+        self._disk = DiskHost(self._root)
         self.terminals = Terminals(ls, session_id, self._terminal_created)
         self.progress: TurnProgress | None = None  # set by the turn runner while a turn runs
 

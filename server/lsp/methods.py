@@ -1,7 +1,7 @@
 """The ``agent/*`` requests, shared by the request handlers and ``workspace/executeCommand``.
 
 Each takes the raw params and a ``where`` (the method or command name, for error messages) and
-returns the result object of PROTOCOL.md's table.
+returns the result object of the table in docs/protocol.md.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInternalError
 
-from server.lsp.params import MAX_PROMPT_CHARS, Params
+from agentls.server.lsp.params import MAX_PROMPT_CHARS, Params
 
 if TYPE_CHECKING:
-    from server.lsp.server import AgentServer
+    from agentls.server.lsp.server import AgentServer
 
 
 async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession") -> dict[str, Any]:
@@ -74,7 +74,7 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
     p = Params(where, raw)
     cwd = p.optional_string("cwd", limit=4096)
     if cwd is not None:
-        from server.lsp.params import uri_to_path
+        from agentls.server.lsp.params import uri_to_path
 
         cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
     query = p.optional_string("query", limit=1000)
@@ -88,7 +88,7 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
 
 
 async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSession") -> dict[str, Any]:
-    from agent.replay import replay_updates
+    from agentls.agent.replay import replay_updates
 
     p = Params(where, raw)
     session_id = p.session_id()

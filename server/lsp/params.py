@@ -71,7 +71,7 @@ class Params:
 
     def prompt(self, key: str = "prompt") -> Any:
         """A string or a list of ACP content blocks, checked by the core's ``normalize_prompt``."""
-        from agent.prompt_blocks import PromptError, normalize_prompt
+        from agentls.agent.prompt_blocks import PromptError, normalize_prompt
 
         value = self.raw.get(key)
         if value is None:

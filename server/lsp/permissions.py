@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
-from agent.host import PermissionDecision, PermissionRequest
+from agentls.agent.host import PermissionDecision, PermissionRequest
 
 if TYPE_CHECKING:
-    from server.lsp.server import AgentServer
+    from agentls.server.lsp.server import AgentServer
 
 log = logging.getLogger("agentls.lsp.permissions")
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from agent.types import SessionUpdate
+from agentls.agent.types import SessionUpdate
 
 if TYPE_CHECKING:
-    from server.lsp.server import AgentServer
+    from agentls.server.lsp.server import AgentServer
 
 log = logging.getLogger("agentls.lsp.progress")
 

@@ -27,10 +27,10 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pygls.workspace import Workspace
 
-from server.lsp.capabilities import POSITION_ENCODING, server_capabilities
+from agentls.server.lsp.capabilities import POSITION_ENCODING, server_capabilities
 
 if TYPE_CHECKING:
-    from server.lsp.server import AgentServer
+    from agentls.server.lsp.server import AgentServer
 
 log = logging.getLogger("agentls.lsp.protocol")
 
@@ -54,10 +54,6 @@ class RawNotification:
     method: str
     jsonrpc: str
     params: Any
-
-
-class StructureError(Exception):
-    """Params (or a response) that do not fit the LSP type of their method."""
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -181,7 +177,7 @@ class AgentProtocol(LanguageServerProtocol):
     # ----------------------------------------------------------------- builtins we change
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(self, params: Any) -> Any:  # type: ignore[override]
-        from server.lsp.commands import execute
+        from agentls.server.lsp.commands import execute
 
         return await execute(self._server, params)
 

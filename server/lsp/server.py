@@ -9,16 +9,16 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from agent.config import Settings
-from agent.version import __version__
-from server.lsp import settings as lsp_settings
-from server.lsp.capabilities import ClientFeatures
-from server.lsp.documents import Documents, path_of
-from server.lsp.protocol import AgentProtocol
-from server.lsp.sessions import Sessions
-from server.lsp.settings import LspOptions
-from server.lsp.turns import TurnRunner
-from server.lsp.wire import StdioChannel
+from agentls.agent.config import Settings
+from agentls.agent.version import __version__
+from agentls.server.lsp import settings as lsp_settings
+from agentls.server.lsp.capabilities import ClientFeatures
+from agentls.server.lsp.documents import Documents, path_of
+from agentls.server.lsp.protocol import AgentProtocol
+from agentls.server.lsp.sessions import Sessions
+from agentls.server.lsp.settings import LspOptions
+from agentls.server.lsp.turns import TurnRunner
+from agentls.server.lsp.wire import StdioChannel
 
 log = logging.getLogger("agentls.lsp")
 

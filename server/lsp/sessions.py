@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from agent.config import ConfigError
+from agentls.agent.config import ConfigError
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
-    from agent.sessions.store import SessionRecord
-    from server.lsp.server import AgentServer
-    from server.manager import SessionManager
+    from agentls.agent.agent import AIAgent
+    from agentls.agent.sessions.store import SessionRecord
+    from agentls.server.lsp.server import AgentServer
+    from agentls.server.manager import SessionManager
 
 log = logging.getLogger("agentls.lsp.sessions")
 
@@ -47,8 +47,8 @@ class Sessions:
     @property
     def manager(self) -> SessionManager:
         if self._manager is None:
-            from server.lsp.host import LspHost
-            from server.manager import SessionManager
+            from agentls.server.lsp.host import LspHost
+            from agentls.server.manager import SessionManager
 
             ls = self._ls
             db = ls.settings_for(ls.root).session_db
@@ -77,7 +77,7 @@ class Sessions:
             raise _no_model(exc) from None
         self._seen.add(sid)
         if agent.provider_name == "local" and not self._noticed_local:
-            from agent.local import LOCAL_MODEL_NOTICE
+            from agentls.agent.local import LOCAL_MODEL_NOTICE
 
             self._noticed_local = True
             self._ls.show(types.MessageType.Info, LOCAL_MODEL_NOTICE)
@@ -85,7 +85,7 @@ class Sessions:
 
     async def get(self, session_id: str, where: str) -> AIAgent:
         """The session's agent (loaded from the store if needed). Unknown ids are -32602."""
-        from server.manager import UnknownSession
+        from agentls.server.manager import UnknownSession
 
         waiting = self._waiting.get(session_id)
         if waiting is not None:

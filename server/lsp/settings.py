@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent.config import _ALIASES, ConfigError, Settings, load_settings, merge
+from agentls.agent.config import _ALIASES, ConfigError, Settings, load_settings, merge
 
 log = logging.getLogger("agentls.lsp.settings")
 

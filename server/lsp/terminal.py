@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
-from agent.host import CommandResult, CommandSpec
-from agent.local_host import run_process
+from agentls.agent.host import CommandResult, CommandSpec
+from agentls.agent.disk_host import run_process
 
 if TYPE_CHECKING:
-    from server.lsp.server import AgentServer
+    from agentls.server.lsp.server import AgentServer
 
 log = logging.getLogger("agentls.lsp.terminal")
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from server.lsp.progress import TurnProgress, first_words, outcome
+from agentls.server.lsp.progress import TurnProgress, first_words, outcome
 
 if TYPE_CHECKING:
-    from agent.agent import AIAgent
-    from server.lsp.server import AgentServer
+    from agentls.agent.agent import AIAgent
+    from agentls.server.lsp.server import AgentServer
 
 log = logging.getLogger("agentls.lsp.turns")
 
@@ -81,7 +81,7 @@ class TurnRunner:
                   runtime_context: str | None = None, token: int | str | None = None,
                   show_answer: bool = False, echo_prompt: bool = False) -> dict[str, Any]:
         """One turn, queued behind the session's earlier turns; the wire result."""
-        from server.lsp.host import LspHost
+        from agentls.server.lsp.host import LspHost
 
         task = asyncio.current_task()
         if task is not None:

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from server.jsonrpc_ids import top_level_id
+from agentls.server.jsonrpc_ids import top_level_id
 
 log = logging.getLogger("agentls.lsp.wire")
 

@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
 
 from acp_harness.agent import Agent, agent_env, start_agent
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

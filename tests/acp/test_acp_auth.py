@@ -11,7 +11,7 @@ import pytest
 from acp import RequestError, text_block
 from acp_harness.agent import NO_LOCAL_MODEL, agent_env, start_agent
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 
 @asynccontextmanager
@@ -88,7 +88,7 @@ async def test_no_model_at_all(tmp_path: Path) -> None:
 
 async def test_the_local_model_notice_never_reaches_stdout(tmp_path: Path) -> None:
     """With no key and the local model installed, the notice goes to stderr (the prompt would show it)."""
-    from agent.local import local_available
+    from agentls.agent.local import local_available
 
     if not local_available():
         pytest.skip("the local model is not installed in this environment")

@@ -10,7 +10,7 @@ import pytest
 from acp import text_block
 from acp_harness.agent import Agent
 
-from agent.scripted import ScriptedServer, call, stall, text, tools
+from agentls.agent.scripted import ScriptedServer, call, stall, text, tools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

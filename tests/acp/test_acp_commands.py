@@ -10,7 +10,7 @@ import pytest_asyncio
 from acp import text_block
 from acp_harness.agent import MODEL, Agent, agent_env, start_agent
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

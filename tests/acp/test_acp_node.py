@@ -14,7 +14,7 @@ from acp.transports import default_environment
 from acp_harness.agent import AGENTLS, TEE, agent_env
 from acp_harness.frames import read_records, validate_frames
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 NODE_DIR = Path(__file__).with_name("node")
 

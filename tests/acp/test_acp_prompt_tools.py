@@ -8,7 +8,7 @@ import pytest
 from acp import text_block
 from acp_harness.agent import MODEL, Agent
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -14,7 +14,7 @@ from acp_harness.agent import agent_env
 from acp_harness.frames import read_records, validate_frames
 from acp_harness.raw import raw_agent
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}},
               "clientInfo": {"name": "raw-test", "version": "0"}}
@@ -88,7 +88,7 @@ def test_stdout_is_claimed_for_frames(tmp_path: Path) -> None:
     """After ``claim_stdio`` a print, a warning or a child process writing to fd 1 lands on stderr."""
     script = textwrap.dedent("""
         import os, sys, warnings
-        from server.acp.stdio import claim_stdio
+        from agentls.server.acp.stdio import claim_stdio
         proto_in, proto_out = claim_stdio()
         print("a stray print")
         warnings.warn("a stray warning")
@@ -105,7 +105,7 @@ def test_stdout_is_claimed_for_frames(tmp_path: Path) -> None:
 
 
 def test_frame_parser_table() -> None:
-    from server.acp.stdio import parse_frame
+    from agentls.server.acp.stdio import parse_frame
 
     cases = {
         b'{"jsonrpc":"2.0","id":1,"method":"x","params":{}}': None,

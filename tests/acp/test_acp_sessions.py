@@ -9,8 +9,8 @@ import pytest
 from acp import RequestError, text_block
 from acp_harness.agent import MODEL, Agent, write_config
 
-from agent.scripted import ScriptedServer, call, text, tools
-from agent.sessions.store import SessionStore
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.sessions.store import SessionStore
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -180,7 +180,7 @@ async def test_model_config_option(frames_ok: Agent, scripted: ScriptedServer, w
 async def test_close_cancels_a_running_turn(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
     import asyncio
 
-    from agent.scripted import stall
+    from agentls.agent.scripted import stall
 
     agent = frames_ok
     sid = await agent.new_session(ws)
@@ -208,7 +208,7 @@ async def test_ignored_workspace_settings_are_shown(frames_ok: Agent, scripted: 
     """A cloned repository's .agentls.toml cannot loosen approval; the user is told at the first prompt."""
     from dataclasses import fields
 
-    from agent.config import Settings
+    from agentls.agent.config import Settings
 
     if "warnings" not in {f.name for f in fields(Settings)}:
         pytest.skip("this core does not report ignored workspace settings")

@@ -8,8 +8,8 @@ import pytest
 from acp import RequestError, text_block
 from acp_harness.agent import Agent, write_config
 
-from agent.scripted import ScriptedServer, call, empty, error, text, tools
-from agent.scripted.replies import Reply
+from agentls.agent.scripted import ScriptedServer, call, empty, error, text, tools
+from agentls.agent.scripted.replies import Reply
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

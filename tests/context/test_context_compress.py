@@ -1,4 +1,4 @@
-"""The compressor: LOOP.md section 7."""
+"""The compressor: docs/loop.md §7."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.context.compress import Compressor
-from agent.context.tokens import estimate_messages
-from agent.transcript import violations
-from agent.types import Message, text_of
+from agentls.agent.context.compress import Compressor
+from agentls.agent.context.tokens import estimate_messages
+from agentls.agent.transcript import violations
+from agentls.agent.types import Message, text_of
 
 from .transcripts import assistant, call, session, tool, transcripts, user
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.context.files import load_root_context
-from agent.context.prompt import build_system_prompt
-from agent.context.tokens import context_window_for, estimate_message, estimate_messages, estimate_text
+from agentls.agent.context.files import load_root_context
+from agentls.agent.context.prompt import build_system_prompt
+from agentls.agent.context.tokens import context_window_for, estimate_message, estimate_messages, estimate_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

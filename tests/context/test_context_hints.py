@@ -1,4 +1,4 @@
-"""Subdirectory hints and command path extraction (LOOP.md section 6)."""
+"""Subdirectory hints and command path extraction (docs/loop.md §6)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent.context.hints import HintTracker, paths_in_command
+from agentls.agent.context.hints import HintTracker, paths_in_command
 
 SECRET = "TOP-SECRET-OUTSIDE-INSTRUCTIONS"
 

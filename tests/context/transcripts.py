@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agent.types import Message, ToolCall
+from agentls.agent.types import Message, ToolCall
 
 
 def call(call_id: str, name: str = "read_file", **args: Any) -> ToolCall:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent.agent import AIAgent
-from agent.scripted import ScriptedServer
+from agentls.agent.agent import AIAgent
+from agentls.agent.scripted import ScriptedServer
 
 from .helpers import Updates
 

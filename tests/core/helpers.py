@@ -9,10 +9,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agent.host import PermissionDecision, PermissionRequest
-from agent.local_host import LocalHost, UpdateCallback
-from agent.scripted import RecordedRequest
-from agent.transcript import violations
+from agentls.agent.host import PermissionDecision, PermissionRequest
+from agentls.agent.disk_host import DiskHost, UpdateCallback
+from agentls.agent.scripted import RecordedRequest
+from agentls.agent.transcript import violations
 
 ALWAYS_KEYS = {"final_response", "messages", "completed", "api_calls", "exit_reason", "interrupted", "failed",
                "partial", "usage", "session_id"}
@@ -21,7 +21,7 @@ BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "list_dir", "search_fil
 
 
 def check(result: dict[str, Any]) -> dict[str, Any]:
-    """The invariants every result must satisfy (LOOP.md §1 result dict, §3 transcript)."""
+    """The invariants every result must satisfy (docs/loop.md §1 result dict, §3 transcript)."""
     missing = ALWAYS_KEYS - set(result)
     assert not missing, f"result is missing {missing}"
     assert violations(result["messages"]) == [], violations(result["messages"])
@@ -127,8 +127,8 @@ class Updates:
 Delay = float | Callable[[Path], float]
 
 
-class SlowHost(LocalHost):
-    """A LocalHost whose disk is slow, and which logs every read and write (start/end, relative path)."""
+class SlowHost(DiskHost):
+    """A DiskHost whose disk is slow, and which logs every read and write (start/end, relative path)."""
 
     def __init__(self, root: Path, on_update: UpdateCallback | None = None, *, read_delay: Delay = 0.0,
                  write_delay: Delay = 0.0, read_error: Exception | None = None) -> None:
@@ -156,15 +156,15 @@ class SlowHost(LocalHost):
     async def read_text(self, path: Path) -> str:
         if self.read_error is not None:
             raise self.read_error
-        result: str = await self._slow("read", self.read_delay, path, lambda: LocalHost.read_text(self, path))
+        result: str = await self._slow("read", self.read_delay, path, lambda: DiskHost.read_text(self, path))
         return result
 
     async def write_text(self, path: Path, content: str, *, previous: str | None) -> Any:
         return await self._slow("write", self.write_delay, path,
-                                lambda: LocalHost.write_text(self, path, content, previous=previous))
+                                lambda: DiskHost.write_text(self, path, content, previous=previous))
 
 
-class AnsweringHost(LocalHost):
+class AnsweringHost(DiskHost):
     """A host whose user answers permission prompts with the given option kinds, in order (the last repeats)."""
 
     def __init__(self, root: Path, on_update: UpdateCallback | None = None,

@@ -1,10 +1,10 @@
-"""LOOP.md §2.4: batches split at barriers; read-only calls run together; results in the model's call order."""
+"""docs/loop.md §2.4: batches split at barriers; read-only calls run together; results in the model's call order."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import AgentFactory
 from .helpers import AnsweringHost, SlowHost, Updates, check, tool_msgs

@@ -1,12 +1,12 @@
-"""LOOP.md §2.5: the iteration budget (consume/refund, concurrency, per provider call, grace call, sharing)."""
+"""docs/loop.md §2.5: the iteration budget (consume/refund, concurrency, per provider call, grace call, sharing)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 
-from agent.budget import IterationBudget
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.agent.budget import IterationBudget
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
 
 from .conftest import AgentFactory
 from .helpers import check, tool_msgs, turn_requests, user_texts

@@ -1,4 +1,4 @@
-"""LOOP.md §9: each built-in tool through a real turn, and workspace confinement."""
+"""docs/loop.md §9: each built-in tool through a real turn, and workspace confinement."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.host import WriteOutcome
-from agent.local_host import LocalHost
-from agent.scripted import ScriptedServer, ToolCallSpec, call, text, tools
+from agentls.agent.host import WriteOutcome
+from agentls.agent.disk_host import DiskHost
+from agentls.agent.scripted import ScriptedServer, ToolCallSpec, call, text, tools
 
 from .conftest import AgentFactory
 from .helpers import Updates, check, pid_alive, tool_msgs, wait_until
@@ -109,7 +109,7 @@ async def test_list_dir_depth(make_agent: AgentFactory, srv: ScriptedServer) -> 
     assert "app.py" in sub and "util.py" in sub and "README.md" not in sub
 
 
-class EditorHost(LocalHost):
+class EditorHost(DiskHost):
     """An editor: an unsaved buffer for README.md, and a user who rejects edits to notes.txt."""
 
     async def read_text(self, path: Path) -> str:

@@ -1,4 +1,4 @@
-"""LOOP.md §5: external cancellation persists the partial transcript (shielded), re-raises, leaks nothing."""
+"""docs/loop.md §5: external cancellation persists the partial transcript (shielded), re-raises, leaks nothing."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, error, text, tools
-from agent.sessions.store import SessionStore
-from agent.transcript import violations
-from agent.types import Message
+from agentls.agent.scripted import ScriptedServer, call, error, text, tools
+from agentls.agent.sessions.store import SessionStore
+from agentls.agent.transcript import violations
+from agentls.agent.types import Message
 
 from .conftest import AgentFactory
 from .helpers import SlowHost, Updates, check, pid_alive, roles, wait_until

@@ -1,4 +1,4 @@
-"""``agentls run`` as a real subprocess against ``python -m agent.scripted`` as a real subprocess."""
+"""``agentls run`` as a real subprocess against ``python -m agentls.agent.scripted`` as a real subprocess."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.version import __version__
+from agentls.agent.version import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "agentls"
-AGENTLS = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "server"]
+AGENTLS = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "agentls.server"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -31,7 +31,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def provider(tmp_path: Path, *args: str) -> AsyncIterator[dict[str, str]]:
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "agent.scripted", *args, env=_env(tmp_path),
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "agentls.agent.scripted", *args, env=_env(tmp_path),
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     try:
         assert proc.stdout is not None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import ConfigError, load_settings
+from agentls.agent.config import ConfigError, load_settings
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.config import ConfigError, Settings, merge
+from agentls.agent.config import ConfigError, Settings, merge
 
 
 def test_the_error_names_the_key_as_written() -> None:

@@ -1,12 +1,12 @@
-"""LOOP.md §3/§4: empty responses — one nudge after tool results, never persisted, then ``empty_response``."""
+"""docs/loop.md §3/§4: empty responses — one nudge after tool results, never persisted, then ``empty_response``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from agent.scripted import RecordedRequest, ScriptedServer, call, empty, text, tools
-from agent.sessions.store import SessionStore
+from agentls.agent.scripted import RecordedRequest, ScriptedServer, call, empty, text, tools
+from agentls.agent.sessions.store import SessionStore
 
 from .conftest import AgentFactory
 from .helpers import check, user_texts

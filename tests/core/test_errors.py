@@ -1,4 +1,4 @@
-"""LOOP.md §4: classification, retries with backoff, compression on overflow, fallbacks, structured failure."""
+"""docs/loop.md §4: classification, retries with backoff, compression on overflow, fallbacks, structured failure."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent.providers.errors import CATEGORIES, HINTS
-from agent.scripted import (
+from agentls.agent.providers.errors import CATEGORIES, HINTS
+from agentls.agent.scripted import (
     RecordedRequest,
     Reply,
     ScriptedServer,

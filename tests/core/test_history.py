@@ -1,4 +1,4 @@
-"""LOOP.md §3: malformed ``conversation_history`` is repaired before the first call and never poisons later
+"""docs/loop.md §3: malformed ``conversation_history`` is repaired before the first call and never poisons later
 turns. The scripted provider validates like the real APIs, so a bad request would be rejected (HTTP 400)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools
-from agent.sessions.store import SessionStore
-from agent.transcript import violations
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.sessions.store import SessionStore
+from agentls.agent.transcript import violations
 
 from .conftest import AgentFactory
 from .helpers import check

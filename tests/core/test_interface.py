@@ -1,4 +1,4 @@
-"""LOOP.md §1: the public interface (construction, lazy setup, close, history, result shape, chat)."""
+"""docs/loop.md §1: the public interface (construction, lazy setup, close, history, result shape, chat)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from agent.agent import AIAgent
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.agent import AIAgent
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import AgentFactory
 from .helpers import check, roles, tool_msgs, wait_until
@@ -166,9 +166,9 @@ async def test_compress_from_another_task_during_a_turn_returns(make_agent: Agen
 async def test_cleanup_failure_still_returns_the_result(make_agent: AgentFactory, srv: ScriptedServer,
                                                         workspace: Path) -> None:
     """``cleanup_errors`` appears when finalization fails; the result still comes back whole."""
-    from agent.local_host import LocalHost
+    from agentls.agent.disk_host import DiskHost
 
-    class BrokenRelease(LocalHost):
+    class BrokenRelease(DiskHost):
         async def release(self, task_id: str | None = None) -> None:
             raise RuntimeError("terminal pool is gone")
 

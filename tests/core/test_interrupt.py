@@ -1,4 +1,4 @@
-"""LOOP.md §5: ``interrupt()`` during a provider call, during tools and during a backoff."""
+"""docs/loop.md §5: ``interrupt()`` during a provider call, during tools and during a backoff."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, error, stall, text, tools
+from agentls.agent.scripted import ScriptedServer, call, error, stall, text, tools
 
 from .conftest import AgentFactory
 from .helpers import SlowHost, Updates, check, pid_alive, roles, tool_msgs, wait_until

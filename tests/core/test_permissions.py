@@ -1,5 +1,5 @@
 """Approval policy through real turns: ask / auto-edit / yolo, hosts that can and cannot ask, "always" answers,
-and dangerous commands (LOOP.md §9 ``terminal``: "Asks permission according to policy")."""
+and dangerous commands (docs/loop.md §9 ``terminal``: "Asks permission according to policy")."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.host import PermissionDecision, PermissionRequest
-from agent.scripted import ScriptedServer, ToolCallSpec, call, text, tools
+from agentls.agent.host import PermissionDecision, PermissionRequest
+from agentls.agent.scripted import ScriptedServer, ToolCallSpec, call, text, tools
 
 from .conftest import AgentFactory
 from .helpers import AnsweringHost, Updates, check, tool_msgs

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.replay import replay_updates
-from agent.types import Message
+from agentls.agent.replay import replay_updates
+from agentls.agent.types import Message
 
 
 def test_an_image_prompt_is_replayed() -> None:

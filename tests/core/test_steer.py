@@ -1,4 +1,4 @@
-"""LOOP.md §3: steering — a standalone user row after the tool results, delivered at the next tool round,
+"""docs/loop.md §3: steering — a standalone user row after the tool results, delivered at the next tool round,
 or handed back as ``pending_steer``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from agent.scripted import RecordedRequest, ScriptedServer, call, text, tools
+from agentls.agent.scripted import RecordedRequest, ScriptedServer, call, text, tools
 
 from .conftest import AgentFactory
 from .helpers import SlowHost, Updates, check, roles, wait_until, wire_tool_results

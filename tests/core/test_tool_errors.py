@@ -1,4 +1,4 @@
-"""LOOP.md §2.4: a tool that raises or times out is an error result and the loop goes on; results are capped."""
+"""docs/loop.md §2.4: a tool that raises or times out is an error result and the loop goes on; results are capped."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools
-from agent.tools.base import Tool, ToolContext, ToolOutput
-from agent.tools.registry import BUILTIN_TOOLS
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.tools.base import Tool, ToolContext, ToolOutput
+from agentls.agent.tools.registry import BUILTIN_TOOLS
 
 from .conftest import AgentFactory
 from .helpers import SlowHost, Updates, check, tool_msgs

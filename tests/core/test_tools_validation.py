@@ -1,4 +1,4 @@
-"""LOOP.md §2.4: every tool call is validated before dispatch (name repair, JSON repair, cut-off arguments)."""
+"""docs/loop.md §2.4: every tool call is validated before dispatch (name repair, JSON repair, cut-off arguments)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools, truncated
+from agentls.agent.scripted import ScriptedServer, call, text, tools, truncated
 
 from .conftest import AgentFactory
 from .helpers import BUILTIN_NAMES, check, tool_msgs, wire_tool_results

@@ -1,4 +1,4 @@
-"""LOOP.md §3, property-based: ``repair`` turns any message sequence into a valid one and is idempotent."""
+"""docs/loop.md §3, property-based: ``repair`` turns any message sequence into a valid one and is idempotent."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any, cast
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.transcript import repair, violations
-from agent.types import Message
+from agentls.agent.transcript import repair, violations
+from agentls.agent.types import Message
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -1,4 +1,4 @@
-"""LOOP.md §2: one turn (serialization, system prompt, persistence order, runtime context, reasoning, streaming)."""
+"""docs/loop.md §2: one turn (serialization, system prompt, persistence order, runtime context, reasoning, streaming)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.agent import AIAgent
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.agent.agent import AIAgent
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
 
 from .conftest import AgentFactory, base_url
 from .helpers import Updates, check, roles, turn_requests, user_texts, wait_until

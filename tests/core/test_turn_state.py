@@ -3,7 +3,7 @@ type (a steer that starts a turn, a code action) can be echoed as a ``user_messa
 
 from __future__ import annotations
 
-from agent.scripted import ScriptedServer, error, text
+from agentls.agent.scripted import ScriptedServer, error, text
 
 from .conftest import AgentFactory
 from .helpers import Updates

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import AgentFactory
 

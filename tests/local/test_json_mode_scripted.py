@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.providers.base import ProviderRequest, StreamSink
-from agent.providers.json_mode import FINAL_ANSWER, JSON_MODE_SYSTEM_NOTE
-from agent.providers.openai import OpenAIProvider
-from agent.scripted import ScriptedServer, text
+from agentls.agent.providers.base import ProviderRequest, StreamSink
+from agentls.agent.providers.json_mode import FINAL_ANSWER, JSON_MODE_SYSTEM_NOTE
+from agentls.agent.providers.openai import OpenAIProvider
+from agentls.agent.scripted import ScriptedServer, text
 
 from .conftest import TOOLS
 
@@ -116,7 +116,7 @@ def _tool_results(messages: list[Any]) -> list[str]:
     ("native", 'I will read it.\n```json\n{"name": "read_file", "arguments": {"path": "README.md"}}\n```'),
 ])
 async def test_agent_turn_reads_then_answers(workspace: Path, mode: str, first: str) -> None:
-    from agent import AIAgent
+    from agentls.agent import AIAgent
 
     answer = "The README says: agentls test workspace: the quick brown fox."
     final = _json(FINAL_ANSWER, text=answer) if mode == "json" else answer

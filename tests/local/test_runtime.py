@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.local.runtime import LocalModelError, LocalModelServer
+from agentls.agent.local.runtime import LocalModelError, LocalModelServer
 
 
 async def test_constructing_opens_nothing_and_stop_is_idempotent(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 from .editor import Editor, make_editor
 
@@ -32,7 +32,7 @@ SERVER_ENV = {**os.environ, "AGENTLS_DATA_DIR": str(DATA_DIR), "AGENTLS_API_KEY"
               "AGENTLS_CONFIG": str(DATA_DIR / "no-user-config.toml")}
 for _name in ("AGENTLS_MODEL", "AGENTLS_BASE_URL", "AGENTLS_PROVIDER", "AGENTLS_APPROVAL", "OPENAI_API_KEY"):
     SERVER_ENV.pop(_name, None)
-SERVER_COMMAND = [sys.executable, "-m", "server", "lsp"]
+SERVER_COMMAND = [sys.executable, "-m", "agentls.server", "lsp"]
 DB_PATH = DATA_DIR / "sessions.db"
 
 # Helix 25.01's declared capabilities, as far as the server looks at them (helix-lsp/src/client.rs):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, text
+from agentls.agent.scripted import ScriptedServer, text
 
 from .raw import RawClient, body_frame
 

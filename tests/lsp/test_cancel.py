@@ -12,8 +12,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from agent.scripted import ScriptedServer, call, text, tools
-from agent.sessions.store import SessionStore
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.sessions.store import SessionStore
 
 from .conftest import DB_PATH, SERVER_COMMAND, SERVER_ENV, initialize, new_session, request, until
 from .editor import Editor

@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from agent.scripted import ScriptedServer, call, error, text, tools
+from agentls.agent.scripted import ScriptedServer, call, error, text, tools
 
 from .conftest import helix_config, initialize, until
 from .editor import Editor

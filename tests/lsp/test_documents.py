@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol.converters import get_converter
 
-from server.lsp.documents import LineIndex, text_edits
+from agentls.server.lsp.documents import LineIndex, text_edits
 
 from .editor import apply_text_edits, offset_at
 

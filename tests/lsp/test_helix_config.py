@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 
-from server.lsp.settings import load, split_options
+from agentls.server.lsp.settings import load, split_options
 
 from .conftest import HELIX_LANGUAGES, helix_config
 

@@ -12,8 +12,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig
 
-from agent.scripted import ScriptedServer, text
-from server.lsp.capabilities import COMMANDS, METHODS, UPDATE_KINDS
+from agentls.agent.scripted import ScriptedServer, text
+from agentls.server.lsp.capabilities import COMMANDS, METHODS, UPDATE_KINDS
 
 from .conftest import DATA_DIR, SERVER_ENV, finish, initialize, new_session, request, until
 from .editor import Editor, make_editor

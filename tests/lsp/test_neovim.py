@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools
-from agent.sessions.store import SessionStore
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.sessions.store import SessionStore
 
 from .conftest import DB_PATH, ROOT, SERVER_ENV
 

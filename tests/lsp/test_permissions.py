@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import initialize, new_session, request
 from .editor import Editor

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import initialize, new_session, request, until
 from .editor import Editor

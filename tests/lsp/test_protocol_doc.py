@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent.scripted import ScriptedServer, call, text, tools
-from agent.version import __version__
-from server.lsp.capabilities import METHODS, initialize_result
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.version import __version__
+from agentls.server.lsp.capabilities import METHODS, initialize_result
 
 from .conftest import ROOT, initialize, request, streamed_text, until
 from .editor import Editor

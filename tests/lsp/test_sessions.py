@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import initialize, new_session, request, until, update_kinds
 from .editor import Editor

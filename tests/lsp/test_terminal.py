@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .conftest import initialize, new_session, request, until
 from .editor import Editor

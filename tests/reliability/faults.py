@@ -1,7 +1,7 @@
 """The provider fault matrix: one list of cases, used by ``test_fault_matrix.py`` and by the table in
 ``docs/reliability.md`` (``python tests/reliability/faults.py`` prints it; a test keeps the doc in sync).
 
-Every case is one scripted provider fault, the category LOOP.md section 4 says it is, and the recovery
+Every case is one scripted provider fault, the category docs/loop.md §4 says it is, and the recovery
 the loop must make:
 
 - ``retry``: the call is retried after a jittered backoff (or ``Retry-After``) and the turn completes;
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.scripted import (
+from agentls.agent.scripted import (
     Reply,
     call,
     cut_stream,

@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .wire import LspProc, marked_pids, server_env
 

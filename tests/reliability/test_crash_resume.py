@@ -3,7 +3,7 @@
 A "completed round" is one whose tool results the editor saw completed (``tool_call_update`` with a
 final status) through ``agent/update`` before the kill; they are recorded on the client side at the
 instant of the kill. After each restart ``agent/loadSession`` must hold every completed round, the
-transcript must satisfy LOOP.md section 3, and the next turn must work.
+transcript must satisfy docs/loop.md §3, and the next turn must work.
 
 Seeded: the seed is printed; replay with ``AGENTLS_CRASH_SEED=<seed>``. 15 kills in CI, 100 with
 ``AGENTLS_LONG=1``.
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
-from agent.transcript import MISSING_RESULT, violations
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.agent.transcript import MISSING_RESULT, violations
 
 from .conftest import LONG
 from .wire import LspProc, marked_pids, server_env

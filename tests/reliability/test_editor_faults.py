@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, stall, text, tools
-from agent.sessions.store import SessionStore
-from agent.transcript import violations
+from agentls.agent.scripted import ScriptedServer, call, stall, text, tools
+from agentls.agent.sessions.store import SessionStore
+from agentls.agent.transcript import violations
 
 from .wire import LspError, LspProc, marked_pids, server_env
 

@@ -1,9 +1,9 @@
-"""Suite 1: the provider fault matrix (LOOP.md section 4), table-driven from ``faults.CASES``.
+"""Suite 1: the provider fault matrix (docs/loop.md §4), table-driven from ``faults.CASES``.
 
 Each case runs against the real core (``AIAgent``) and the scripted provider, on both wires, streaming
 and not. For each run it asserts the category, the recovery (retry count and backoff bounds,
 compression, fallback, or a structured failure), that nothing was raised to the host, and that the
-transcript is valid (LOOP.md section 3, and no request refused by the strict provider).
+transcript is valid (docs/loop.md §3, and no request refused by the strict provider).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from agent.agent import AIAgent
-from agent.providers.errors import CATEGORIES
-from agent.scripted import RecordedRequest, ScriptedServer, text
-from agent.transcript import violations
+from agentls.agent.agent import AIAgent
+from agentls.agent.providers.errors import CATEGORIES
+from agentls.agent.scripted import RecordedRequest, ScriptedServer, text
+from agentls.agent.transcript import violations
 
 from .faults import CASES, CUT_FILE, Fault, markdown_table, variants
 

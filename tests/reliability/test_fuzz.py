@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, text
-from agent.sessions.store import SessionStore
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, text
+from agentls.agent.sessions.store import SessionStore
 
 from .conftest import LONG
 from .fuzzgen import Builder, Frame, generate

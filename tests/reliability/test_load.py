@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from agent.host import CommandSpec
-from agent.local_host import run_process
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
-from agent.transcript import violations
+from agentls.agent.host import CommandSpec
+from agentls.agent.disk_host import run_process
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.agent.transcript import violations
 
 from .conftest import LONG
 from .wire import AcpProc, LspProc, marked_pids, server_env

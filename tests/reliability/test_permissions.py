@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
 from .wire import LspProc, server_env
 

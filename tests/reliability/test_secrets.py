@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, call, error, text, tools
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, error, text, tools
 
 from .wire import LspProc, marked_pids, server_env
 

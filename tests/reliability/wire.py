@@ -94,7 +94,7 @@ class RpcProc:
         """``agentls <face>`` with ``args``; its stderr goes to ``stderr`` (appended) when given."""
         with open(stderr, "ab") if stderr else contextlib.nullcontext() as err:  # noqa: ASYNC230
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "server", cls.FACE, *args, stdin=asyncio.subprocess.PIPE,
+                sys.executable, "-m", "agentls.server", cls.FACE, *args, stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=err, env=env, cwd=str(cwd), limit=1 << 26)
         return cls(proc, env[MARK_VAR])
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # the package may not be installed in the venv
     sys.path.insert(0, str(ROOT))
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 from .helpers import Api
 

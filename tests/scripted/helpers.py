@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 ANTHROPIC_HEADERS = {"anthropic-version": "2023-06-01", "x-api-key": "test-key"}
 USER = [{"role": "user", "content": "hi"}]

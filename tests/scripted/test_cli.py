@@ -1,4 +1,4 @@
-"""``python -m agent.scripted`` as a real subprocess."""
+"""``python -m agentls.agent.scripted`` as a real subprocess."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from agent.scripted.__main__ import main
+from agentls.agent.scripted.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = [{"role": "user", "content": "hi"}]
@@ -24,7 +24,7 @@ USER = [{"role": "user", "content": "hi"}]
 @asynccontextmanager
 async def cli(*args: str) -> AsyncIterator[tuple[dict[str, str], asyncio.subprocess.Process]]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "agent.scripted", *args, env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "agentls.agent.scripted", *args, env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         assert proc.stdout is not None

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from agent.scripted import (
+from agentls.agent.scripted import (
     ScriptedServer,
     call,
     cut_stream,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent.scripted.responders import bench, demo, first_file_name
+from agentls.agent.scripted.responders import bench, demo, first_file_name
 
 from .helpers import Api
 

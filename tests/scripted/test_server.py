@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
 
 from .helpers import ANTHROPIC_HEADERS, Api, parse_sse
 

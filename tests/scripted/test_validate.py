@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.scripted import ScriptedServer, text
-from agent.scripted.validate import validate_anthropic, validate_openai
+from agentls.agent.scripted import ScriptedServer, text
+from agentls.agent.scripted.validate import validate_anthropic, validate_openai
 
 from .helpers import Api
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.scripted import Reply, call, empty, text, tools
+from agentls.agent.scripted import Reply, call, empty, text, tools
 
 from .helpers import Api, parse_sse
 

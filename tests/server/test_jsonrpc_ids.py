@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.jsonrpc_ids import top_level_id
+from agentls.server.jsonrpc_ids import top_level_id
 
 
 @pytest.mark.parametrize(("raw", "expected"), [

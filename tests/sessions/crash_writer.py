@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from agent.sessions import SessionStore
-from agent.types import Message
+from agentls.agent.sessions import SessionStore
+from agentls.agent.types import Message
 
 SESSION = "crash"
 

@@ -13,9 +13,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from agent.sessions import SessionStore
-from agent.transcript import violations
-from agent.types import Message
+from agentls.agent.sessions import SessionStore
+from agentls.agent.transcript import violations
+from agentls.agent.types import Message
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
-from agent.sessions import SchemaTooNew, SessionStore
-from agent.sessions.schema import MIGRATIONS, current_version, migrate
+from agentls.agent.sessions import SchemaTooNew, SessionStore
+from agentls.agent.sessions.schema import MIGRATIONS, current_version, migrate
 
 MESSAGES = [{"role": "user", "content": "hello from version 1"}, {"role": "assistant", "content": "hi"}]
 

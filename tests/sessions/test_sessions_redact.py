@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.redact import RedactingFilter, redact
-from agent.trajectory import TrajectoryWriter
+from agentls.agent.redact import RedactingFilter, redact
+from agentls.agent.trajectory import TrajectoryWriter
 
 OPENAI = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
 ANTHROPIC = "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZ-abcdef"

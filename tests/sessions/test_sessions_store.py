@@ -1,4 +1,4 @@
-"""The session store on real SQLite files (LOOP.md section 8)."""
+"""The session store on real SQLite files (docs/loop.md §8)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.sessions import SessionStore, StoreClosed, default_db_path
-from agent.sessions.store import fts_query
-from agent.transcript import repair, violations
-from agent.types import Message
+from agentls.agent.sessions import SessionStore, StoreClosed, default_db_path
+from agentls.agent.sessions.store import fts_query
+from agentls.agent.transcript import repair, violations
+from agentls.agent.types import Message
 
 PROMPT = "You are agentls.\n\nWorkspace root: /w\n\u00e9\u00e8 \u2014 tabs\tand trailing spaces   \n"
 

@@ -161,7 +161,7 @@ export interface SteerResult {
   outcome: 'queued' | 'startedNewTurn' | string;
 }
 
-/** Custom LSP method names (PROTOCOL.md, LSP face). */
+/** Custom LSP method names (docs/protocol.md). */
 export const Methods = {
   newSession: 'agent/newSession',
   turn: 'agent/turn',

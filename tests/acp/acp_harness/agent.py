@@ -16,7 +16,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities
 
 from acp_harness.client import TestClient
 from acp_harness.frames import read_records, validate_frames
-from agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer
 
 AGENTLS = str(Path(sys.executable).parent / "agentls")
 TEE = str(Path(__file__).with_name("tee.py"))

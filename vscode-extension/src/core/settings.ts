@@ -1,5 +1,5 @@
 /**
- * VS Code settings → `initializationOptions` (PROTOCOL.md, Initialize) and the
+ * VS Code settings → `initializationOptions` (docs/protocol.md, Initialize) and the
  * client's `experimental.agent` capability. No `vscode` import.
  *
  * Only settings the user actually set are sent: init options take precedence
@@ -132,7 +132,7 @@ export const RESTART_KEYS = [
   'approval',
 ];
 
-/** `capabilities.experimental.agent` as PROTOCOL.md defines it. */
+/** `capabilities.experimental.agent` as docs/protocol.md defines it. */
 export function agentClientCapability(): { terminal: boolean; permissions: boolean; updates: boolean } {
   return { terminal: true, permissions: true, updates: true };
 }

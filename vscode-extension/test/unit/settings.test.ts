@@ -12,7 +12,7 @@ describe('settings → initializationOptions', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('maps every key from PROTOCOL.md', () => {
+  it('maps every key from docs/protocol.md', () => {
     const { options, problems } = buildInitializationOptions(
       reader({
         model: ' gpt-4.1 ',
@@ -68,9 +68,9 @@ describe('settings → initializationOptions', () => {
 
   it('builds the server command', () => {
     assert.deepEqual(serverCommand(reader({})), { command: 'agentls', args: ['lsp'] });
-    assert.deepEqual(serverCommand(reader({ 'server.path': '/v/bin/python', 'server.args': ['-m', 'server', 'lsp'] })), {
+    assert.deepEqual(serverCommand(reader({ 'server.path': '/v/bin/python', 'server.args': ['-m', 'agentls.server', 'lsp'] })), {
       command: '/v/bin/python',
-      args: ['-m', 'server', 'lsp'],
+      args: ['-m', 'agentls.server', 'lsp'],
     });
   });
 

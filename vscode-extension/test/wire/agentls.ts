@@ -1,6 +1,6 @@
 /**
- * Starts the real `agentls lsp` (python -m server lsp) and the scripted
- * provider (python -m agent.scripted), and connects to the server with
+ * Starts the real `agentls lsp` (python -m agentls.server lsp) and the scripted
+ * provider (python -m agentls.agent.scripted), and connects to the server with
  * vscode-jsonrpc as the extension's language client would: it declares the
  * experimental.agent capability and answers workspace/applyEdit,
  * agent/requestPermission (allow once) and agent/terminal/* (with the
@@ -132,7 +132,7 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
   };
 
   try {
-    const provider = spawn(PYTHON, ['-m', 'agent.scripted', '--port', '0', '--responder', 'demo'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const provider = spawn(PYTHON, ['-m', 'agentls.agent.scripted', '--port', '0', '--responder', 'demo'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(provider);
     let providerStderr = '';
     provider.stderr!.on('data', (d: Buffer) => (providerStderr += d.toString()));
@@ -147,7 +147,7 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
     );
     const urls = JSON.parse(firstLine) as Urls;
 
-    const server = spawn(PYTHON, ['-m', 'server', 'lsp'], { cwd: workspace, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const server = spawn(PYTHON, ['-m', 'agentls.server', 'lsp'], { cwd: workspace, env, stdio: ['pipe', 'pipe', 'pipe'] });
     children.push(server);
     server.stderr!.on('data', (d: Buffer) => (serverStderr += d.toString()));
     const serverExit = new Promise<never>((_r, reject) =>

@@ -1,7 +1,7 @@
 /**
  * Wire test: the real `agentls lsp` server, driven from Node with
  * vscode-jsonrpc exactly as the extension's language client would, against
- * the real scripted provider (`python -m agent.scripted`).
+ * the real scripted provider (`python -m agentls.agent.scripted`).
  *
  * Skips (with the reason) when the Python side is not importable. The python
  * comes from $AGENTLS_PYTHON, default ../.venv/bin/python.

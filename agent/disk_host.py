@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-from agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
-from agent.types import SessionUpdate
+from agentls.agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from agentls.agent.types import SessionUpdate
 
 UpdateCallback = Callable[[SessionUpdate], Awaitable[None] | None]
 
@@ -108,7 +108,7 @@ def _kill_group(process: Process) -> None:
             pass
 
 
-class LocalHost:
+class DiskHost:
     """Reads and writes the disk; runs commands itself; cannot ask the user (the policy decides)."""
 
     def __init__(self, root: Path | str, on_update: UpdateCallback | None = None) -> None:

@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agent.tools.base import Tool
-from agent.tools.registry import ToolRegistry
-from agent.tools.schema import validate
-from agent.types import ToolCall
+from agentls.agent.tools.base import Tool
+from agentls.agent.tools.registry import ToolRegistry
+from agentls.agent.tools.schema import validate
+from agentls.agent.types import ToolCall
 
 CUT_OFF = ("error: the arguments of this call were cut off because the response hit the output token limit, so "
            "nothing ran. Retry with smaller arguments (for a large file, write it in parts or use edit_file).")
