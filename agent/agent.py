@@ -24,6 +24,7 @@ from agentls.agent.loop.turn import run_turn
 from agentls.agent.permissions import PermissionPolicy
 from agentls.agent.prompt_blocks import normalize_prompt
 from agentls.agent.replay import replay_updates
+from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.providers.base import Provider
 from agentls.agent.providers.factory import Endpoint, build_provider, parse_fallback
 from agentls.agent.session_ops import SessionOps
@@ -307,11 +308,11 @@ class AIAgent(SessionOps):
 
     async def chat(self, message: Any) -> str:
         out = await self.run_conversation(message)
-        return str(out["final_response"] or "")
+        return out.final_response or ""
 
     async def run_conversation(self, user_message: Any, system_message: str | None = None,
                                conversation_history: Sequence[Any] | None = None, task_id: str | None = None,
-                               *, runtime_context: str | None = None, echo_prompt: bool = False) -> dict[str, Any]:
+                               *, runtime_context: str | None = None, echo_prompt: bool = False) -> TurnResult:
         """One turn. ``runtime_context`` (editor state) rides on this turn's user message only;
         ``echo_prompt`` sends the prompt as a ``user_message_chunk`` (for turns the client did not type)."""
         content = normalize_prompt(user_message)
@@ -323,10 +324,10 @@ class AIAgent(SessionOps):
             if echo_prompt:
                 for update in replay_updates([{"role": "user", "content": content}]):
                     await self._emit(update)
-            exit_reason = "cancelled"
+            exit_reason = ExitReason.CANCELLED
             try:
                 out = await self._turn(content, system_message, conversation_history, task_id, runtime_context)
-                exit_reason = str(out["exit_reason"])
+                exit_reason = out.exit_reason
                 return out
             finally:
                 self._running = False
@@ -335,7 +336,7 @@ class AIAgent(SessionOps):
                     await self._emit(events.turn_state("idle", exitReason=exit_reason))
 
     async def _turn(self, content: Any, system_message: str | None, history: Sequence[Any] | None,
-                    task_id: str | None, runtime_context: str | None) -> dict[str, Any]:
+                    task_id: str | None, runtime_context: str | None) -> TurnResult:
         if history is not None:
             items = list(history)
             if items and isinstance(items[0], dict) and items[0].get("role") == "system":
@@ -354,7 +355,7 @@ class AIAgent(SessionOps):
         try:
             await run_turn(self, turn)
         except anyio.get_cancelled_exc_class():
-            turn.exit_reason, turn.partial, turn.interrupted = "cancelled", True, True
+            turn.exit_reason = ExitReason.CANCELLED
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await finalize(self, turn)
             for _, future in self._pending_compress:

@@ -134,12 +134,12 @@ async def measure_agent(server: LocalModelServer) -> list[dict[str, Any]]:
         finally:
             await agent.close()
             await client.aclose()
-        calls = [c["function"]["name"] for m in result["messages"] for c in m.get("tool_calls") or []]
+        calls = [c["function"]["name"] for m in result.messages for c in m.get("tool_calls") or []]
         results.append({
             "task": prompt, "turn_s": round(time.perf_counter() - t, 2), "steps": len(transport.steps),
             "step_s": [round(s, 2) for s in transport.steps], "tool_calls": calls,
-            "exit_reason": result["exit_reason"], "usage": result["usage"],
-            "answer": (result["final_response"] or "")[:200],
+            "exit_reason": result.exit_reason, "usage": result.usage,
+            "answer": (result.final_response or "")[:200],
             "hello.txt": (ws / "hello.txt").read_text() if (ws / "hello.txt").exists() else None,
         })
     return results

@@ -72,9 +72,9 @@ async def agentls_turn(url: str, ws: Path, case: Case, db: Path | None) -> Sampl
         c0, t0 = time.process_time(), time.perf_counter()
         result = await agent.run_conversation(PROMPT)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    if not result["completed"] or result["api_calls"] != case.rounds + 1:
-        raise RuntimeError(f"agentls turn did not run as scripted: {result['exit_reason']}, "
-                           f"{result['api_calls']} calls, error={result.get('error')}")
+    if not result.completed or result.api_calls != case.rounds + 1:
+        raise RuntimeError(f"agentls turn did not run as scripted: {result.exit_reason}, "
+                           f"{result.api_calls} calls, error={result.error}")
     return Sample(elapsed / (case.rounds + 1), cpu / (case.rounds + 1))
 
 

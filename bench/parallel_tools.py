@@ -50,9 +50,9 @@ async def agentls_round(url: str, ws: Path) -> float:
                     titles="prompt", approval="yolo")
     async with agent:
         result = await agent.run_conversation("Read the eight files f0.txt ... f7.txt.")
-    tools = [m for m in result["messages"] if m.get("role") == "tool"]
-    if not result["completed"] or len(tools) != CALLS or any(m.get("meta", {}).get("error") for m in tools):
-        raise RuntimeError(f"the parallel round did not run as scripted: {result['exit_reason']}")
+    tools = [m for m in result.messages if m.get("role") == "tool"]
+    if not result.completed or len(tools) != CALLS or any(m.get("meta", {}).get("error") for m in tools):
+        raise RuntimeError(f"the parallel round did not run as scripted: {result.exit_reason}")
     start = min(t for t, kind, _ in stamps if kind == "tool_call")
     end = max(t for t, kind, status in stamps if kind == "tool_call_update" and status == "completed")
     return end - start

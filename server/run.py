@@ -158,14 +158,14 @@ async def _run(ns: argparse.Namespace) -> int:
         loop.remove_signal_handler(signal.SIGINT)
     renderer._newline()
     if ns.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
-    elif result["final_response"] and not (sys.stdout.isatty() and renderer.tty and not ns.quiet):
-        print(result["final_response"])  # on a terminal the streamed text already showed it
-    if result.get("error"):
-        print(f"agentls: {result['error']['category']}: {result['error']['message']}", file=sys.stderr)
-    if result["interrupted"]:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
+    elif result.final_response and not (sys.stdout.isatty() and renderer.tty and not ns.quiet):
+        print(result.final_response)  # on a terminal the streamed text already showed it
+    if result.error is not None:
+        print(f"agentls: {result.error['category']}: {result.error['message']}", file=sys.stderr)
+    if result.interrupted:
         return 130
-    return 0 if result["completed"] else 1
+    return 0 if result.completed else 1
 
 
 def _log_to_stderr() -> None:

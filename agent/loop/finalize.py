@@ -6,6 +6,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent.loop.state import TurnState
+from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.transcript import repair, violations
 
 if TYPE_CHECKING:
@@ -38,11 +39,11 @@ async def finalize(agent: AIAgent, turn: TurnState) -> None:
 
 
 UNANSWERED = {
-    "interrupted": "(no answer: the user interrupted this turn)",
-    "cancelled": "(no answer: this turn was cancelled)",
-    "failed": "(no answer: the model call failed)",
-    "empty_response": "(no answer: the model returned only empty responses)",
-    "budget_exhausted": "(no answer: the step budget ran out)",
+    ExitReason.INTERRUPTED: "(no answer: the user interrupted this turn)",
+    ExitReason.CANCELLED: "(no answer: this turn was cancelled)",
+    ExitReason.FAILED: "(no answer: the model call failed)",
+    ExitReason.EMPTY_RESPONSE: "(no answer: the model returned only empty responses)",
+    ExitReason.BUDGET_EXHAUSTED: "(no answer: the step budget ran out)",
 }
 
 
@@ -56,24 +57,7 @@ def close_unanswered(agent: AIAgent, turn: TurnState) -> None:
         agent.messages.append({"role": "assistant", "content": text, "meta": {"placeholder": True}})
 
 
-def result(agent: AIAgent, turn: TurnState) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "final_response": turn.final_response,
-        "messages": agent.transcript(),
-        "completed": turn.completed,
-        "api_calls": turn.api_calls,
-        "exit_reason": turn.exit_reason,
-        "interrupted": turn.interrupted,
-        "failed": turn.failed,
-        "partial": turn.partial,
-        "usage": dict(turn.usage),
-        "session_id": agent.session_id,
-    }
-    if turn.error:
-        out["error"] = dict(turn.error)
-    steer = agent._take_steer()
-    if steer:
-        out["pending_steer"] = steer
-    if turn.cleanup_errors:
-        out["cleanup_errors"] = list(turn.cleanup_errors)
-    return out
+def result(agent: AIAgent, turn: TurnState) -> TurnResult:
+    return TurnResult(session_id=agent.session_id, exit_reason=turn.exit_reason, final_response=turn.final_response,
+                      messages=agent.transcript(), api_calls=turn.api_calls, usage=turn.usage, error=turn.error,
+                      pending_steer=agent._take_steer(), cleanup_errors=tuple(turn.cleanup_errors))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentls.agent.result import ExitReason
 from agentls.agent.types import ErrorInfo, Message, Usage, empty_usage
 
 
@@ -19,11 +20,7 @@ class TurnState:
     iterations: int = 0  # model calls this turn, against the agent's own max_iterations
     usage: Usage = field(default_factory=empty_usage)
     final_response: str | None = None
-    exit_reason: str = "text_response"
-    completed: bool = False
-    interrupted: bool = False
-    failed: bool = False
-    partial: bool = False
+    exit_reason: ExitReason = ExitReason.TEXT_RESPONSE  # set once, where the turn ends
     error: ErrorInfo | None = None
     nudged: bool = False
     empty_retries: int = 0

@@ -10,6 +10,7 @@ from agentls.agent.loop.dispatch import announce, run_calls
 from agentls.agent.loop.prepare import prepare_calls
 from agentls.agent.loop.state import TurnState
 from agentls.agent.providers.errors import ProviderError
+from agentls.agent.result import ExitReason
 from agentls.agent.types import Message, text_of
 
 if TYPE_CHECKING:
@@ -25,17 +26,10 @@ MAX_EMPTY_RETRIES = 2
 MAX_CONTINUATIONS = 2
 
 
-def _exit(turn: TurnState, reason: str, *, completed: bool = False) -> None:
+def _exit(turn: TurnState, reason: ExitReason, error: ProviderError | None = None) -> None:
     turn.exit_reason = reason
-    turn.completed = completed
-    turn.interrupted = reason == "interrupted"
-    turn.partial = not completed and reason != "text_response"
-
-
-def _fail(turn: TurnState, exc: ProviderError) -> None:
-    _exit(turn, "failed")
-    turn.failed = True
-    turn.error = {"category": exc.category, "message": str(exc)}
+    if error is not None:
+        turn.error = {"category": error.category, "message": str(error)}
 
 
 async def _grace(agent: AIAgent, turn: TurnState) -> None:
@@ -43,12 +37,11 @@ async def _grace(agent: AIAgent, turn: TurnState) -> None:
     try:
         with agent._interruptible() as scope:
             response = await call_model(agent, turn, tools=False, extra_user=GRACE, purpose="grace")
-    except ProviderError as exc:
-        _fail(turn, exc)
-        turn.exit_reason = "budget_exhausted"
+    except ProviderError as exc:  # the budget is what ended the turn; the failed summary call is its error
+        _exit(turn, ExitReason.BUDGET_EXHAUSTED, exc)
         return
     if scope.cancelled_caught:
-        _exit(turn, "interrupted")
+        _exit(turn, ExitReason.INTERRUPTED)
         return
     text = text_of(response.message).strip()
     if text:
@@ -58,7 +51,7 @@ async def _grace(agent: AIAgent, turn: TurnState) -> None:
         else:
             agent.messages.append(message)
         turn.final_response = text
-    _exit(turn, "budget_exhausted")
+    _exit(turn, ExitReason.BUDGET_EXHAUSTED)
 
 
 async def run_turn(agent: AIAgent, turn: TurnState) -> None:
@@ -66,7 +59,7 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
     partial: str | None = None
     while True:
         if agent._interrupt_requested:
-            _exit(turn, "interrupted")
+            _exit(turn, ExitReason.INTERRUPTED)
             return
         await agent._run_pending_compressions(turn)
         if partial is None and agent._should_compress():
@@ -84,10 +77,10 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             with agent._interruptible() as scope:
                 response = await call_model(agent, turn, extra_user=extra_user, extra_messages=extra_messages)
         except ProviderError as exc:
-            _fail(turn, exc)
+            _exit(turn, ExitReason.FAILED, exc)
             return
         if scope.cancelled_caught:
-            _exit(turn, "interrupted")
+            _exit(turn, ExitReason.INTERRUPTED)
             return
         extra_user = None
         message = response.message
@@ -103,7 +96,7 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             await run_calls(agent, turn, prepared)  # appends and persists the results as they land
             if agent._interrupt_requested:
                 await agent._persist(turn)
-                _exit(turn, "interrupted")
+                _exit(turn, ExitReason.INTERRUPTED)
                 return
             steer = agent._take_steer()
             if steer:
@@ -112,7 +105,8 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             continue
         text = text_of(message)
         if response.finish_reason == "content_filter" and not text.strip():
-            _fail(turn, ProviderError("content_policy", "the provider refused to answer (content filter)"))
+            _exit(turn, ExitReason.FAILED,
+                  ProviderError("content_policy", "the provider refused to answer (content filter)"))
             return
         if not text.strip() and partial is None:
             last_role = agent.messages[-1].get("role") if agent.messages else None
@@ -123,7 +117,7 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             if turn.empty_retries < MAX_EMPTY_RETRIES:
                 turn.empty_retries += 1  # a plain retry: the one nudge is never repeated
                 continue
-            _exit(turn, "empty_response")
+            _exit(turn, ExitReason.EMPTY_RESPONSE)
             return
         if partial is not None:
             text = partial + text
@@ -135,5 +129,5 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             continue
         agent.messages.append(message)
         turn.final_response = text
-        _exit(turn, "text_response", completed=True)
+        _exit(turn, ExitReason.TEXT_RESPONSE)
         return

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
+    from agentls.agent.result import TurnResult
     from agentls.server.acp.updates import UpdateSink
 
 
@@ -58,7 +59,7 @@ class AcpSession:
     notice: str | None = None  # shown once before the first turn (the local-model notice)
     control: TurnControl = field(default_factory=TurnControl)
     turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    turn_task: asyncio.Task[dict[str, Any]] | None = None
+    turn_task: asyncio.Task[TurnResult] | None = None
     inflight: int = 0  # prompts and steer-started turns, running or waiting
     queued_steers: list[str] = field(default_factory=list)
     background: set[asyncio.Task[Any]] = field(default_factory=set)

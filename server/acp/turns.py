@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from acp import RequestError
 
 from agentls.agent.prompt_blocks import PromptError
+from agentls.agent.result import ExitReason, TurnResult
 from agentls.server.acp.errors import internal, invalid_params
 
 if TYPE_CHECKING:
@@ -30,32 +31,32 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("agentls.acp")
 
-STOP_REASONS = {"text_response": "end_turn", "budget_exhausted": "max_turn_requests",
-                "interrupted": "cancelled", "cancelled": "cancelled", "empty_response": "end_turn"}
+STOP_REASONS = {ExitReason.TEXT_RESPONSE: "end_turn", ExitReason.BUDGET_EXHAUSTED: "max_turn_requests",
+                ExitReason.INTERRUPTED: "cancelled", ExitReason.CANCELLED: "cancelled",
+                ExitReason.EMPTY_RESPONSE: "end_turn"}
 EMPTY_ANSWER = ("\n_(The model returned an empty answer. Try again, rephrase the request, or run /compact "
                 "if the conversation is long.)_\n")
 
 
-def stop_reason(result: dict[str, Any] | None) -> str:
+def stop_reason(result: TurnResult | None) -> str:
     """The ACP stop reason for a core result; raises the JSON-RPC error for a failed turn."""
     if result is None:
         return "cancelled"
-    reason = str(result.get("exit_reason"))
-    if reason == "failed":
-        error = result.get("error") or {}
-        category, message = str(error.get("category", "unknown")), str(error.get("message", "the turn failed"))
+    if result.failed:
+        error = result.error or {"category": "unknown", "message": "the turn failed"}
+        category, message = error["category"], error["message"]
         if category == "content_policy":
             return "refusal"
         data = {"category": category, "message": message}
         if category == "auth":
             raise RequestError(-32000, f"The model provider rejected the credentials: {message}", data)
         raise internal(f"The model call failed ({category}): {message}", data)
-    return STOP_REASONS.get(reason, "end_turn")
+    return STOP_REASONS.get(result.exit_reason, "end_turn")
 
 
-async def _run_core(session: AcpSession, agent: AIAgent, content: Any) -> dict[str, Any] | None:
+async def _run_core(session: AcpSession, agent: AIAgent, content: Any) -> TurnResult | None:
     """One core turn in a child task; None when it was cancelled before the core could answer."""
-    task: asyncio.Task[dict[str, Any]] = asyncio.ensure_future(agent.run_conversation(content))
+    task: asyncio.Task[TurnResult] = asyncio.ensure_future(agent.run_conversation(content))
     session.turn_task = task
     try:
         await asyncio.wait({task})
@@ -86,9 +87,9 @@ async def _turns(sessions: Sessions, session: AcpSession, content: Any, epoch: i
         if session.control.epoch != epoch:
             return "cancelled"
         reason = stop_reason(result)
-        if result is not None and result.get("exit_reason") == "empty_response":
+        if result is not None and result.exit_reason is ExitReason.EMPTY_RESPONSE:
             await session.sink.text(EMPTY_ANSWER)
-        follow_up = (result or {}).get("pending_steer") or session.take_steers()
+        follow_up = (result.pending_steer if result is not None else None) or session.take_steers()
         if reason == "cancelled" or not follow_up:
             return reason
         await session.sink.send({"sessionUpdate": "user_message_chunk",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.types import SessionUpdate
 
 if TYPE_CHECKING:
@@ -34,16 +35,15 @@ def first_words(prompt: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def outcome(result: dict[str, Any]) -> str:
-    if result.get("completed"):
+def outcome(result: TurnResult) -> str:
+    if result.completed:
         return "done"
-    if result.get("interrupted"):
+    if result.interrupted:
         return "interrupted"
-    if result.get("failed"):
-        error = result.get("error") or {}
-        return f"failed: {error.get('category', 'error')}"
-    return {"budget_exhausted": "stopped: the step budget is used up",
-            "empty_response": "stopped: the model gave no answer"}.get(str(result.get("exit_reason")), "stopped")
+    if result.failed:
+        return f"failed: {result.error['category'] if result.error else 'error'}"
+    return {ExitReason.BUDGET_EXHAUSTED: "stopped: the step budget is used up",
+            ExitReason.EMPTY_RESPONSE: "stopped: the model gave no answer"}.get(result.exit_reason, "stopped")
 
 
 class TurnProgress:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from agentls.agent.result import TurnResult
 from agentls.server.lsp.progress import TurnProgress, first_words, outcome
 
 if TYPE_CHECKING:
@@ -25,40 +26,39 @@ log = logging.getLogger("agentls.lsp.turns")
 SHUTDOWN_GRACE = 15.0
 
 
-def wire_result(result: dict[str, Any]) -> dict[str, Any]:
-    """The core's result dict as the ``agent/turn`` result (camelCase, no transcript)."""
-    usage = result.get("usage") or {}
+def wire_result(result: TurnResult) -> dict[str, Any]:
+    """The core's result as the ``agent/turn`` result (camelCase, no transcript)."""
+    usage = result.usage
     out: dict[str, Any] = {
-        "sessionId": result["session_id"],
-        "finalResponse": result.get("final_response"),
-        "completed": bool(result.get("completed")),
-        "apiCalls": int(result.get("api_calls") or 0),
-        "exitReason": result.get("exit_reason"),
-        "interrupted": bool(result.get("interrupted")),
-        "failed": bool(result.get("failed")),
-        "partial": bool(result.get("partial")),
-        "usage": {"promptTokens": int(usage.get("prompt_tokens", 0)),
-                  "completionTokens": int(usage.get("completion_tokens", 0)),
-                  "cachedTokens": int(usage.get("cached_tokens", 0))},
+        "sessionId": result.session_id,
+        "finalResponse": result.final_response,
+        "completed": result.completed,
+        "apiCalls": result.api_calls,
+        "exitReason": result.exit_reason.value,
+        "interrupted": result.interrupted,
+        "failed": result.failed,
+        "partial": result.partial,
+        "usage": {"promptTokens": usage["prompt_tokens"], "completionTokens": usage["completion_tokens"],
+                  "cachedTokens": usage["cached_tokens"]},
     }
-    if result.get("error"):
-        out["error"] = {"category": result["error"].get("category"), "message": result["error"].get("message")}
-    if result.get("pending_steer"):
-        out["pendingSteer"] = result["pending_steer"]
+    if result.error is not None:
+        out["error"] = {"category": result.error["category"], "message": result.error["message"]}
+    if result.pending_steer:
+        out["pendingSteer"] = result.pending_steer
     return out
 
 
-def answer_text(result: dict[str, Any]) -> tuple[types.MessageType, str]:
+def answer_text(result: TurnResult) -> tuple[types.MessageType, str]:
     """What ``window/showMessage`` says about a finished turn."""
-    if result.get("failed"):
-        error = result.get("error") or {}
-        return types.MessageType.Error, f"agentls: the turn failed ({error.get('category')}): {error.get('message')}"
-    final = result.get("finalResponse")
-    if result.get("interrupted"):
+    if result.failed and result.error is not None:
+        error = result.error
+        return types.MessageType.Error, f"agentls: the turn failed ({error['category']}): {error['message']}"
+    final = result.final_response
+    if result.interrupted:
         return types.MessageType.Warning, "agentls: the turn was interrupted" + (f". {final}" if final else "")
     if final:
         return types.MessageType.Info, f"agentls: {final}"
-    return types.MessageType.Warning, f"agentls: the turn ended without an answer ({result.get('exitReason')})"
+    return types.MessageType.Warning, f"agentls: the turn ended without an answer ({result.exit_reason.value})"
 
 
 class TurnRunner:
@@ -109,16 +109,15 @@ class TurnRunner:
         finally:
             if task is not None:
                 self._tasks.discard(task)
-        out = wire_result(result)
-        if result.get("cleanup_errors"):
-            log.warning("turn cleanup errors: %s", result["cleanup_errors"])
-        if out.get("pendingSteer") and not out["interrupted"]:  # after an interrupt the user said stop
-            self.background(agent, out["pendingSteer"])
+        if result.cleanup_errors:
+            log.warning("turn cleanup errors: %s", result.cleanup_errors)
+        if result.pending_steer and not result.interrupted:  # after an interrupt the user said stop
+            self.background(agent, result.pending_steer)
         if show_answer:
-            kind, message = answer_text(out)
+            kind, message = answer_text(result)
             self._ls.show(kind, message)
             self._ls.log(message)  # the whole answer, where a status line cuts it (Helix's :log-open)
-        return out
+        return wire_result(result)
 
     def background(self, agent: AIAgent, prompt: str) -> None:
         """A turn nobody waits for: its answer reaches the client as updates, else with showMessage."""

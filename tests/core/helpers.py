@@ -11,30 +11,28 @@ from typing import Any
 
 from agentls.agent.host import PermissionDecision, PermissionRequest
 from agentls.agent.disk_host import DiskHost, UpdateCallback
+from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.scripted import RecordedRequest
 from agentls.agent.transcript import violations
 
-ALWAYS_KEYS = {"final_response", "messages", "completed", "api_calls", "exit_reason", "interrupted", "failed",
-               "partial", "usage", "session_id"}
-EXIT_REASONS = {"text_response", "budget_exhausted", "interrupted", "cancelled", "failed", "empty_response"}
 BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "list_dir", "search_files", "terminal", "todo"]
 
 
-def check(result: dict[str, Any]) -> dict[str, Any]:
-    """The invariants every result must satisfy (docs/loop.md §1 result dict, §3 transcript)."""
-    missing = ALWAYS_KEYS - set(result)
-    assert not missing, f"result is missing {missing}"
-    assert violations(result["messages"]) == [], violations(result["messages"])
-    assert result["exit_reason"] in EXIT_REASONS, result["exit_reason"]
-    assert set(result["usage"]) >= {"prompt_tokens", "completion_tokens", "cached_tokens"}
-    assert isinstance(result["api_calls"], int) and isinstance(result["session_id"], str)
-    if result["failed"]:
-        assert set(result["error"]) >= {"category", "message"}, result.get("error")
+def check(result: TurnResult) -> TurnResult:
+    """The invariants every result must satisfy (docs/loop.md §1 the result, §3 the transcript)."""
+    assert isinstance(result, TurnResult), type(result)
+    assert violations(result.messages) == [], violations(result.messages)
+    assert isinstance(result.exit_reason, ExitReason), result.exit_reason
+    assert set(result.usage) >= {"prompt_tokens", "completion_tokens", "cached_tokens"}
+    assert isinstance(result.api_calls, int) and isinstance(result.session_id, str)
+    if result.failed:
+        assert result.error is not None and set(result.error) >= {"category", "message"}, result.error
+    assert result.completed == (result.exit_reason is ExitReason.TEXT_RESPONSE)
     return result
 
 
-def tool_msgs(result: dict[str, Any]) -> list[dict[str, Any]]:
-    return [m for m in result["messages"] if m.get("role") == "tool"]
+def tool_msgs(result: TurnResult) -> list[dict[str, Any]]:
+    return [dict(m) for m in result.messages if m.get("role") == "tool"]
 
 
 def roles(messages: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -29,7 +29,7 @@ async def test_eight_reads_run_concurrently_and_results_keep_call_order(
     assert host.max_active == 8
     assert elapsed < 1.0, f"8 reads took {elapsed:.2f}s; the slowest alone takes 0.4s, all in a row 2.1s"
     results = tool_msgs(result)
-    ids = [c["id"] for c in result["messages"][2]["tool_calls"]]
+    ids = [c["id"] for c in result.messages[2]["tool_calls"]]
     assert [r["tool_call_id"] for r in results] == ids
     assert all(f"content of file {i}" in r["content"] for i, r in enumerate(results))
     ends = [rel for op, rel, _ in host.log if op == "read-end"]

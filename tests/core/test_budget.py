@@ -74,14 +74,14 @@ async def test_budget_counts_provider_calls_not_tools(make_agent: AgentFactory, 
              tools(call("list_dir", {}), call("search_files", {"pattern": "def"}), call("list_dir", {"path": "src"})),
              text("done"))
     result = check(await make_agent(stream=stream, iteration_budget=shared).run_conversation("work"))
-    assert result["completed"] and result["api_calls"] == 3 and len(tool_msgs(result)) == 8
+    assert result.completed and result.api_calls == 3 and len(tool_msgs(result)) == 8
     assert shared.used == 3
 
 
 async def test_many_tools_fit_a_small_budget(make_agent: AgentFactory, srv: ScriptedServer) -> None:
     srv.push(tools(*(call("list_dir", {}) for _ in range(6))), text("done"))
     result = check(await make_agent(max_iterations=2).run_conversation("work"))
-    assert result["completed"] and result["exit_reason"] == "text_response"
+    assert result.completed and result.exit_reason == "text_response"
 
 
 async def test_grace_call_without_tools_then_budget_exhausted(make_agent: AgentFactory, srv: ScriptedServer,
@@ -92,13 +92,13 @@ async def test_grace_call_without_tools_then_budget_exhausted(make_agent: AgentF
     assert len(reqs) == 3
     assert ["tools" in r.body for r in reqs] == [True, True, False]
     assert all(r.rejected is None for r in srv.requests)
-    assert result["exit_reason"] == "budget_exhausted" and result["completed"] is False
-    assert result["final_response"] == SUMMARY
-    assert result["messages"][-1] == {"role": "assistant", "content": SUMMARY} or \
-        result["messages"][-1]["content"] == SUMMARY
+    assert result.exit_reason == "budget_exhausted" and result.completed is False
+    assert result.final_response == SUMMARY
+    assert result.messages[-1] == {"role": "assistant", "content": SUMMARY} or \
+        result.messages[-1]["content"] == SUMMARY
     grace_text = set(user_texts(reqs[2])) - set(user_texts(reqs[1]))
     assert grace_text, "the grace call should ask for a summary"
-    persisted = {str(m.get("content")) for m in result["messages"]}
+    persisted = {str(m.get("content")) for m in result.messages}
     assert not any(g in p for g in grace_text for p in persisted), "the grace prompt is scaffolding"
 
 
@@ -107,7 +107,7 @@ async def test_grace_call_that_still_calls_tools_runs_nothing(make_agent: AgentF
     srv.push(tools(call("list_dir", {})), tools(call("terminal", {"command": "touch grace-ran.txt"})))
     result = check(await make_agent(max_iterations=1, approval="yolo").run_conversation("go"))
     assert len(srv.requests) == 2 and "tools" not in srv.requests[1].body
-    assert result["exit_reason"] == "budget_exhausted" and result["completed"] is False
+    assert result.exit_reason == "budget_exhausted" and result.completed is False
     assert len(tool_msgs(result)) == 1
 
 
@@ -117,11 +117,11 @@ async def test_shared_budget_across_two_agents(make_agent: AgentFactory, srv: Sc
     srv.set_responder(_always_tools, model="child")
     parent = make_agent(model="parent", iteration_budget=shared)
     child = make_agent(model="child", iteration_budget=shared)
-    assert check(await parent.run_conversation("first"))["completed"]
+    assert check(await parent.run_conversation("first")).completed
     result = check(await child.run_conversation("second"))
     child_reqs = [r for r in srv.requests if r.model == "child"]
     assert ["tools" in r.body for r in child_reqs] == [True, False]
-    assert result["exit_reason"] == "budget_exhausted" and shared.used == 4
+    assert result.exit_reason == "budget_exhausted" and shared.used == 4
 
 
 async def test_shared_budget_under_concurrent_agents(make_agent: AgentFactory, srv: ScriptedServer) -> None:
@@ -129,7 +129,7 @@ async def test_shared_budget_under_concurrent_agents(make_agent: AgentFactory, s
     srv.set_responder(_always_tools)
     agents = [make_agent(iteration_budget=shared) for _ in range(2)]
     results = await asyncio.wait_for(asyncio.gather(*(a.run_conversation("go") for a in agents)), 10)
-    assert all(check(r)["exit_reason"] == "budget_exhausted" for r in results)
+    assert all(check(r).exit_reason == "budget_exhausted" for r in results)
     with_tools = [r for r in srv.requests if "tools" in r.body]
     assert len(with_tools) == 6 and len(srv.requests) == 8
 
@@ -142,4 +142,4 @@ async def test_max_iterations_still_bounds_an_agent_with_a_shared_budget(make_ag
     result = check(await asyncio.wait_for(
         make_agent(max_iterations=2, iteration_budget=shared).run_conversation("go"), 20))
     assert ["tools" in r.body for r in srv.requests] == [True, True, False]
-    assert result["exit_reason"] == "budget_exhausted"
+    assert result.exit_reason == "budget_exhausted"

@@ -55,7 +55,7 @@ async def test_cancel_during_provider_call(make_agent: AgentFactory, srv: Script
     assert not _others(baseline), _others(baseline)
     srv.push(text("after the cancel"))
     result = check(await agent.run_conversation("next"))
-    assert result["final_response"] == "after the cancel"
+    assert result.final_response == "after the cancel"
 
 
 async def test_cancel_during_a_command(make_agent: AgentFactory, srv: ScriptedServer, tmp_path: Path,
@@ -113,6 +113,6 @@ async def test_cancelling_a_queued_caller_leaves_the_running_turn_alone(make_age
     second.cancel()
     with pytest.raises(asyncio.CancelledError):
         await second
-    assert check(await first)["final_response"] == "first answer"
+    assert check(await first).final_response == "first answer"
     result = check(await agent.run_conversation("third"))
-    assert [m["content"] for m in result["messages"] if m["role"] == "user"] == ["first", "third"]
+    assert [m["content"] for m in result.messages if m["role"] == "user"] == ["first", "third"]

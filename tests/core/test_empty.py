@@ -22,14 +22,14 @@ async def test_one_nudge_after_tool_results(make_agent: AgentFactory, srv: Scrip
                                             stream: bool) -> None:
     srv.push(tools(call("read_file", {"path": "README.md"})), empty(), text("here you go"))
     result = check(await make_agent(wire, stream).run_conversation("summarize the README"))
-    assert result["completed"] and result["final_response"] == "here you go"
+    assert result.completed and result.final_response == "here you go"
     reqs = srv.requests
     assert len(reqs) == 3
-    assert _extra_user_texts(reqs[1], result["messages"]) == []
-    nudges = _extra_user_texts(reqs[2], result["messages"])
+    assert _extra_user_texts(reqs[1], result.messages) == []
+    nudges = _extra_user_texts(reqs[2], result.messages)
     assert len(nudges) == 1, user_texts(reqs[2])
     nudge = nudges[0]
-    assert all(nudge not in str(m.get("content")) for m in result["messages"])
+    assert all(nudge not in str(m.get("content")) for m in result.messages)
 
 
 async def test_nudge_never_persisted_nor_sent_again(make_agent: AgentFactory, srv: ScriptedServer,
@@ -38,12 +38,12 @@ async def test_nudge_never_persisted_nor_sent_again(make_agent: AgentFactory, sr
     agent = make_agent(wire, session_db=db)
     srv.push(tools(call("list_dir", {})), empty(), text("done"), tools(call("list_dir", {})), text("again"))
     first = check(await agent.run_conversation("first"))
-    nudge = _extra_user_texts(srv.requests[2], first["messages"])[0]
+    nudge = _extra_user_texts(srv.requests[2], first.messages)[0]
     second = check(await agent.run_conversation("second"))
-    assert second["final_response"] == "again"
+    assert second.final_response == "again"
     for req in srv.requests[3:]:
         assert nudge.encode() not in req.raw
-        assert _extra_user_texts(req, second["messages"]) == []
+        assert _extra_user_texts(req, second.messages) == []
     async with SessionStore(db) as store:
         stored = await store.load_messages(agent.session_id)
     assert all(nudge not in str(m.get("content")) for m in stored)
@@ -57,43 +57,43 @@ async def test_further_empties_are_retried_with_at_most_one_nudge_then_reported(
     srv.push(tools(call("list_dir", {})))
     srv.set_responder(lambda req: empty())
     result = check(await make_agent(wire, stream).run_conversation("go"))
-    assert result["exit_reason"] == "empty_response" and result["completed"] is False
+    assert result.exit_reason == "empty_response" and result.completed is False
     reqs = srv.requests
     assert len(reqs) >= 3, "an empty answer after the nudge is retried before giving up"
     assert len(reqs) <= 8
-    nudged = [r for r in reqs if _extra_user_texts(r, result["messages"])]
+    nudged = [r for r in reqs if _extra_user_texts(r, result.messages)]
     assert len(nudged) == 1, f"{len(nudged)} requests carried a nudge"
-    assert result["messages"][-1]["role"] in ("tool", "assistant")
+    assert result.messages[-1]["role"] in ("tool", "assistant")
 
 
 async def test_empty_first_reply_is_retried(make_agent: AgentFactory, srv: ScriptedServer, wire: str,
                                             stream: bool) -> None:
     srv.push(empty(), text("second try worked"))
     result = check(await make_agent(wire, stream).run_conversation("hello"))
-    assert result["final_response"] == "second try worked" and len(srv.requests) == 2
-    assert [m["role"] for m in result["messages"]] == ["system", "user", "assistant"]
+    assert result.final_response == "second try worked" and len(srv.requests) == 2
+    assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
 
 
 async def test_only_empties_end_with_empty_response(make_agent: AgentFactory, srv: ScriptedServer,
                                                     wire: str) -> None:
     srv.set_responder(lambda req: empty())
     result = check(await make_agent(wire).run_conversation("hello"))
-    assert result["exit_reason"] == "empty_response" and result["completed"] is False
-    assert not result["final_response"]
+    assert result.exit_reason == "empty_response" and result.completed is False
+    assert not result.final_response
     assert 2 <= len(srv.requests) <= 6
-    assert [m["role"] for m in result["messages"]] == ["system", "user", "assistant"]
-    assert result["messages"][-1]["meta"] == {"placeholder": True}  # closes the unanswered turn
+    assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
+    assert result.messages[-1]["meta"] == {"placeholder": True}  # closes the unanswered turn
     srv.set_responder(None)
     srv.push(text("back"))
     agent_after = check(await make_agent(wire).run_conversation("again"))
-    assert agent_after["final_response"] == "back"
+    assert agent_after.final_response == "back"
 
 
 async def test_whitespace_only_counts_as_empty(make_agent: AgentFactory, srv: ScriptedServer) -> None:
     srv.push(tools(call("list_dir", {})), text("   \n  "), text("real answer"))
     result = check(await make_agent().run_conversation("go"))
-    assert result["final_response"] == "real answer"
-    assert [m.get("content") for m in result["messages"] if m["role"] == "assistant"][-1] == "real answer"
+    assert result.final_response == "real answer"
+    assert [m.get("content") for m in result.messages if m["role"] == "assistant"][-1] == "real answer"
 
 
 async def test_continuation_prompts_are_scaffolding(make_agent: AgentFactory, srv: ScriptedServer, tmp_path: Path,
@@ -105,13 +105,13 @@ async def test_continuation_prompts_are_scaffolding(make_agent: AgentFactory, sr
     srv.push(text("The first half of the answer", finish_reason="length"), text(" and the second half."),
              text("next turn"))
     result = check(await agent.run_conversation("explain"))
-    assert result["final_response"] == "The first half of the answer and the second half."
-    assert [m["role"] for m in result["messages"]] == ["system", "user", "assistant"]
-    prompts = _extra_user_texts(srv.requests[1], result["messages"])
+    assert result.final_response == "The first half of the answer and the second half."
+    assert [m["role"] for m in result.messages] == ["system", "user", "assistant"]
+    prompts = _extra_user_texts(srv.requests[1], result.messages)
     assert len(prompts) == 1
     later = check(await agent.run_conversation("and then?"))
     assert prompts[0].encode() not in srv.requests[2].raw
-    assert _extra_user_texts(srv.requests[2], later["messages"]) == []
+    assert _extra_user_texts(srv.requests[2], later.messages) == []
     async with SessionStore(db) as store:
         stored = await store.load_messages(agent.session_id)
     assert [m["role"] for m in stored] == ["user", "assistant", "user", "assistant"]

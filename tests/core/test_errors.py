@@ -34,9 +34,9 @@ def _gaps(reqs: list[RecordedRequest]) -> list[float]:
 
 def _failed(result: dict[str, Any], category: str) -> None:
     check(result)
-    assert result["failed"] is True and result["exit_reason"] == "failed" and result["completed"] is False
-    assert result["error"]["category"] == category, result["error"]
-    assert isinstance(result["error"]["message"], str) and result["error"]["message"]
+    assert result.failed is True and result.exit_reason == "failed" and result.completed is False
+    assert result.error["category"] == category, result.error
+    assert isinstance(result.error["message"], str) and result.error["message"]
 
 
 def test_every_category_carries_its_hints() -> None:
@@ -60,7 +60,7 @@ async def test_auth_billing_model_errors_go_to_the_fallback(make_agent: AgentFac
     srv.push(error(status), model="m")
     srv.push(text("from the backup"), model="backup")
     result = check(await make_agent(wire, fallback_models=["backup"]).run_conversation("hi"))
-    assert result["completed"] and result["final_response"] == "from the backup"
+    assert result.completed and result.final_response == "from the backup"
     assert [r.model for r in srv.requests] == ["m", "backup"]
 
 
@@ -70,7 +70,7 @@ async def test_empty_chain_fails_structurally(make_agent: AgentFactory, srv: Scr
     srv.push(error(status, f"scripted {status}"))
     result = await make_agent(wire, stream).run_conversation("hi")
     _failed(result, category)
-    assert result["final_response"] is None and len(srv.requests) == 1
+    assert result.final_response is None and len(srv.requests) == 1
 
 
 async def test_fallback_chain_order(make_agent: AgentFactory, srv: ScriptedServer, stream: bool) -> None:
@@ -79,7 +79,7 @@ async def test_fallback_chain_order(make_agent: AgentFactory, srv: ScriptedServe
     srv.push(error(402), model="c")
     srv.push(tools(call("list_dir", {})), text("from d"), model="d")
     result = check(await make_agent(stream=stream, fallback_models=["b", "c", "d"]).run_conversation("hi"))
-    assert result["final_response"] == "from d"
+    assert result.final_response == "from d"
     assert [r.model for r in srv.requests] == ["m", "b", "c", "d", "d"]
 
 
@@ -96,7 +96,7 @@ async def test_fallback_to_another_wire(make_agent: AgentFactory, srv: ScriptedS
     srv.push(tools(call("read_file", {"path": "README.md"})), text("claude here"), model="claude")
     backup = {"model": "claude", "provider": "anthropic", "base_url": srv.anthropic_url, "api_key": "k"}
     result = check(await make_agent("openai", fallback_models=[backup]).run_conversation("hi"))
-    assert result["final_response"] == "claude here"
+    assert result.final_response == "claude here"
     assert [r.wire for r in srv.requests] == ["openai", "anthropic", "anthropic"]
     assert all(r.rejected is None for r in srv.requests)
 
@@ -107,7 +107,7 @@ async def test_rate_limit_backoff_bounds(make_agent: AgentFactory, srv: Scripted
     srv.push(error(429), error(429), error(429), text("finally"))
     agent = make_agent(wire, retry_base_delay=0.1, retry_max_delay=0.15, max_retries=3)
     result = check(await agent.run_conversation("hi"))
-    assert result["final_response"] == "finally" and len(srv.requests) == 4
+    assert result.final_response == "finally" and len(srv.requests) == 4
     g1, g2, g3 = _gaps(srv.requests)
     assert 0.1 <= g1 <= 0.15 + 0.1, g1
     assert 0.15 <= g2 <= 0.225 + 0.1, g2
@@ -117,7 +117,7 @@ async def test_rate_limit_backoff_bounds(make_agent: AgentFactory, srv: Scripted
 async def test_retry_after_is_honoured(make_agent: AgentFactory, srv: ScriptedServer, wire: str) -> None:
     srv.push(error(429, "slow down", retry_after=0.4), text("ok"))
     result = check(await make_agent(wire, retry_base_delay=0.01, retry_max_delay=0.05).run_conversation("hi"))
-    assert result["completed"]
+    assert result.completed
     (gap,) = _gaps(srv.requests)
     assert 0.4 <= gap < 0.8, gap
 
@@ -134,7 +134,7 @@ async def test_server_errors_are_retried(make_agent: AgentFactory, srv: Scripted
                                          status: int) -> None:
     srv.push(error(status), error(status), text("recovered"))
     result = check(await make_agent(wire, retry_base_delay=0.02).run_conversation("hi"))
-    assert result["final_response"] == "recovered" and len(srv.requests) == 3
+    assert result.final_response == "recovered" and len(srv.requests) == 3
     assert all(g >= 0.02 for g in _gaps(srv.requests))
 
 
@@ -149,15 +149,15 @@ async def test_broken_responses_are_retried(make_agent: AgentFactory, srv: Scrip
                                             stream: bool, fault: str) -> None:
     srv.push(TRANSIENT[fault], text("the real answer"))
     result = check(await make_agent(wire, stream).run_conversation("hi"))
-    assert result["final_response"] == "the real answer" and len(srv.requests) == 2
-    assert [m["content"] for m in result["messages"] if m["role"] == "assistant"] == ["the real answer"]
+    assert result.final_response == "the real answer" and len(srv.requests) == 2
+    assert [m["content"] for m in result.messages if m["role"] == "assistant"] == ["the real answer"]
 
 
 async def test_stall_past_the_read_timeout_is_retried(make_agent: AgentFactory, srv: ScriptedServer, wire: str,
                                                       stream: bool) -> None:
     srv.push(stall(5.0), text("fresh answer"))
     result = check(await make_agent(wire, stream, request_timeout=0.3).run_conversation("hi"))
-    assert result["final_response"] == "fresh answer"
+    assert result.final_response == "fresh answer"
     (gap,) = _gaps(srv.requests)
     assert 0.3 <= gap < 1.5
 
@@ -174,8 +174,8 @@ async def test_stream_cut_mid_tool_call_never_runs_it(make_agent: AgentFactory, 
     srv.push(cut, text("recovered"))
     result = check(await make_agent(wire, stream=True, approval="yolo").run_conversation("write"))
     assert not (workspace / "cut.txt").exists()
-    assert result["final_response"] == "recovered" and len(srv.requests) == 2
-    assert all("tool_calls" not in m for m in result["messages"])
+    assert result.final_response == "recovered" and len(srv.requests) == 2
+    assert all("tool_calls" not in m for m in result.messages)
 
 
 def _big_history(rounds: int = 8, size: int = 6000) -> list[dict[str, Any]]:
@@ -206,7 +206,7 @@ async def test_context_overflow_compresses_then_retries(make_agent: AgentFactory
     srv.set_responder(lambda req: text("SUMMARY of the session") if purpose(req) == "summary" else turn.pop(0))
     agent = make_agent(wire, context_window=32_000)
     result = check(await agent.run_conversation("and now?", conversation_history=_big_history()))
-    assert result["final_response"] == "answered after compression"
+    assert result.final_response == "answered after compression"
     first, second = turn_requests(srv.requests)
     assert len(second.raw) < len(first.raw) * 0.8
     assert [u["status"] for u in updates.of("compaction_update")][-1] == "completed"
@@ -217,7 +217,7 @@ async def test_overflow_that_compression_cannot_fix_ends(make_agent: AgentFactor
     srv.set_responder(lambda req: text("S") if purpose(req) == "summary" else error(413, "Request too large"))
     result = await make_agent(max_retries=2).run_conversation("hi")
     check(result)
-    assert result["failed"] and result["error"]["category"] in ("payload_too_large", "context_overflow")
+    assert result.failed and result.error["category"] in ("payload_too_large", "context_overflow")
     assert len(turn_requests(srv.requests)) <= 5
 
 
@@ -256,8 +256,8 @@ async def test_optimizing_guards_never_break_the_loop(make_agent: AgentFactory, 
             "anthropic-ratelimit-requests-remaining": "0"}
     srv.push(tools(call("list_dir", {}), headers=junk), text("one", headers=junk), text("two", headers=junk))
     agent = make_agent()
-    assert check(await agent.run_conversation("first"))["final_response"] == "one"
-    assert check(await agent.run_conversation("second"))["final_response"] == "two"
+    assert check(await agent.run_conversation("first")).final_response == "one"
+    assert check(await agent.run_conversation("second")).final_response == "two"
 
 
 async def test_failure_after_a_tool_round_keeps_a_valid_transcript(make_agent: AgentFactory, srv: ScriptedServer,
@@ -266,7 +266,7 @@ async def test_failure_after_a_tool_round_keeps_a_valid_transcript(make_agent: A
     agent = make_agent(wire, stream)
     result = await agent.run_conversation("go")
     _failed(result, "auth")
-    assert [m["role"] for m in result["messages"]][-3:] == ["assistant", "tool", "tool"]
+    assert [m["role"] for m in result.messages][-3:] == ["assistant", "tool", "tool"]
     srv.push(text("back again"))
-    assert check(await agent.run_conversation("retry"))["final_response"] == "back again"
+    assert check(await agent.run_conversation("retry")).final_response == "back again"
     assert srv.requests[-1].rejected is None

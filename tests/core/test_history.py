@@ -63,10 +63,10 @@ async def test_malformed_history_is_repaired_before_the_first_call(
     srv.push(tools(call("list_dir", {})), text("fine"), text("still fine"))
     result = check(await agent.run_conversation("next question", conversation_history=MALFORMED[name]))
     assert [r.rejected for r in srv.requests] == [None, None]
-    assert result["completed"] and result["final_response"] == "fine"
+    assert result.completed and result.final_response == "fine"
     assert srv.requests[0].last_user_text is not None and "next question" in srv.requests[0].last_user_text
     later = check(await agent.run_conversation("and another"))
-    assert later["completed"] and srv.requests[-1].rejected is None
+    assert later.completed and srv.requests[-1].rejected is None
 
 
 async def test_repaired_history_is_persisted_valid(make_agent: AgentFactory, srv: ScriptedServer,
@@ -90,4 +90,4 @@ async def test_history_replaces_the_session_transcript_without_poisoning_it(
     check(await agent.run_conversation("two", conversation_history=[_u("a"), _u("b"), _a(None, "z")]))
     result = check(await agent.run_conversation("three"))
     assert all(r.rejected is None for r in srv.requests)
-    assert result["messages"][-1]["content"] == "third"
+    assert result.messages[-1]["content"] == "third"

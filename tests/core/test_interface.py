@@ -75,7 +75,7 @@ async def test_async_with_sets_up_lazily_and_close_releases_everything(
         assert srv.requests == []
         srv.push(tools(call("read_file", {"path": "README.md"})), text("read it"))
         result = check(await agent.run_conversation("what is in the README?"))
-        assert result["final_response"] == "read it"
+        assert result.final_response == "read it"
     await agent.close()  # idempotent, also after __aexit__
     await wait_until(lambda: _fds() == fds and _own_threads() == threads, timeout=3)
     await wait_until(lambda: not _foreign_tasks(tasks), timeout=2)
@@ -97,17 +97,17 @@ async def test_result_shape(make_agent: AgentFactory, srv: ScriptedServer, wire:
     srv.push(tools(call("read_file", {"path": "notes.txt"}), call("list_dir", {})), text("done"))
     agent = make_agent(wire, stream)
     result = check(await agent.run_conversation("look around"))
-    assert result["final_response"] == "done"
-    assert result["completed"] is True and result["exit_reason"] == "text_response"
-    assert result["interrupted"] is False and result["failed"] is False and result["partial"] is False
-    assert result["api_calls"] == 2
-    assert "error" not in result and "pending_steer" not in result and "cleanup_errors" not in result
-    assert result["session_id"] == agent.session_id
-    usage = result["usage"]
+    assert result.final_response == "done"
+    assert result.completed is True and result.exit_reason == "text_response"
+    assert result.interrupted is False and result.failed is False and result.partial is False
+    assert result.api_calls == 2
+    assert result.error is None and result.pending_steer is None and result.cleanup_errors == ()
+    assert result.session_id == agent.session_id
+    usage = result.usage
     assert all(isinstance(usage[k], int) for k in ("prompt_tokens", "completion_tokens", "cached_tokens"))
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
-    assert roles(result["messages"]) == ["system", "user", "assistant", "tool", "tool", "assistant"]
-    assert [m["content"] for m in result["messages"][1:2]] == ["look around"]
+    assert roles(result.messages) == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    assert [m["content"] for m in result.messages[1:2]] == ["look around"]
     assert "line 10" in tool_msgs(result)[0]["content"]
 
 
@@ -125,7 +125,7 @@ async def test_never_mutates_caller_history(make_agent: AgentFactory, srv: Scrip
     srv.push(tools(call("read_file", {"path": "README.md"})), text("ok"))
     result = check(await make_agent(wire).run_conversation("next", conversation_history=history))
     assert history == snapshot and [id(m) for m in history] == ids
-    result["messages"].clear()  # the caller owning the result must not reach into the agent either
+    result.messages.clear()  # the caller owning the result must not reach into the agent either
     srv.push(text("again"))
     assert history == snapshot
 
@@ -136,10 +136,10 @@ async def test_result_messages_are_a_copy(make_agent: AgentFactory, srv: Scripte
     agent = make_agent()
     srv.push(text("one"), text("two"))
     first = check(await agent.run_conversation("first"))
-    first["messages"].append({"role": "user", "content": "injected"})
+    first.messages.append({"role": "user", "content": "injected"})
     second = check(await agent.run_conversation("second"))
-    assert "injected" not in [m.get("content") for m in second["messages"]]
-    assert roles(second["messages"]) == ["system", "user", "assistant", "user", "assistant"]
+    assert "injected" not in [m.get("content") for m in second.messages]
+    assert roles(second.messages) == ["system", "user", "assistant", "user", "assistant"]
 
 
 async def test_chat_returns_final_response(make_agent: AgentFactory, srv: ScriptedServer, stream: bool) -> None:
@@ -174,5 +174,5 @@ async def test_cleanup_failure_still_returns_the_result(make_agent: AgentFactory
 
     srv.push(tools(call("list_dir", {})), text("done anyway"))
     result = check(await make_agent(host=BrokenRelease(workspace)).run_conversation("go"))
-    assert result["final_response"] == "done anyway" and result["completed"]
-    assert any("terminal pool is gone" in e for e in result["cleanup_errors"])
+    assert result.final_response == "done anyway" and result.completed
+    assert any("terminal pool is gone" in e for e in result.cleanup_errors)

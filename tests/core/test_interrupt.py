@@ -18,8 +18,8 @@ from .helpers import SlowHost, Updates, check, pid_alive, roles, tool_msgs, wait
 
 def _assert_interrupted(result: dict[str, Any]) -> None:
     check(result)
-    assert result["interrupted"] is True and result["exit_reason"] == "interrupted"
-    assert result["completed"] is False and result["failed"] is False
+    assert result.interrupted is True and result.exit_reason == "interrupted"
+    assert result.completed is False and result.failed is False
 
 
 async def _interrupt_when(agent: Any, ready: Any, task: asyncio.Task[dict[str, Any]],
@@ -44,7 +44,7 @@ async def test_interrupt_during_provider_call_aborts_within_100ms(
     turn = asyncio.create_task(agent.run_conversation("take your time"))
     result = await _interrupt_when(agent, lambda: len(srv.requests) == 1, turn, 0.1)
     _assert_interrupted(result)
-    assert roles(result["messages"])[:2] == ["system", "user"]
+    assert roles(result.messages)[:2] == ["system", "user"]
     await wait_until(lambda: srv.requests[0].client_disconnected, timeout=2)
     assert len(srv.requests) == 1
 
@@ -108,7 +108,7 @@ async def test_agent_works_normally_after_an_interrupt(make_agent: AgentFactory,
     _assert_interrupted(await _interrupt_when(agent, lambda: len(srv.requests) == 1, turn, 0.5))
     srv.push(text("second answer"))
     result = check(await agent.run_conversation("second request"))
-    assert result["completed"] and result["final_response"] == "second answer"
+    assert result.completed and result.final_response == "second answer"
     assert srv.requests[-1].rejected is None
 
 
@@ -118,7 +118,7 @@ async def test_interrupt_when_idle_does_not_poison_the_next_turn(make_agent: Age
     agent.interrupt()
     srv.push(tools(call("list_dir", {})), text("fine"))
     result = check(await agent.run_conversation("go"))
-    assert result["completed"] and not result["interrupted"]
+    assert result.completed and not result.interrupted
 
 
 async def test_interrupt_in_a_later_round_keeps_the_finished_rounds(make_agent: AgentFactory,
@@ -128,7 +128,7 @@ async def test_interrupt_in_a_later_round_keeps_the_finished_rounds(make_agent: 
     turn = asyncio.create_task(agent.run_conversation("go"))
     result = await _interrupt_when(agent, lambda: len(srv.requests) == 2, turn, 0.1)
     _assert_interrupted(result)
-    assert roles(result["messages"]) == ["system", "user", "assistant", "tool"]
+    assert roles(result.messages) == ["system", "user", "assistant", "tool"]
     assert "Demo project" in tool_msgs(result)[0]["content"]
 
 

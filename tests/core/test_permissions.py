@@ -48,7 +48,7 @@ async def test_allow_once_asks_every_time(make_agent: AgentFactory, srv: Scripte
     srv.push(tools(_write("a.txt"), _write("b.txt"), _touch("t1"), _touch("t2")), text("ok"))
     result = check(await make_agent(host=host, approval="ask").run_conversation("go"))
     assert [r.kind for r in host.asked] == ["edit", "edit", "execute", "execute"]
-    assert [r.tool_call_id for r in host.asked] == [c["id"] for c in result["messages"][2]["tool_calls"]]
+    assert [r.tool_call_id for r in host.asked] == [c["id"] for c in result.messages[2]["tool_calls"]]
     assert all((workspace / n).exists() for n in ("a.txt", "b.txt", "t1", "t2"))
 
 

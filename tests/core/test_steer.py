@@ -42,10 +42,10 @@ async def test_steer_during_tools_lands_after_the_tool_results(
     await wait_until(lambda: any(op == "read-start" for op, _, _ in host.log))
     assert agent.steer(STEER) is not False
     result = check(await asyncio.wait_for(turn, 10))
-    assert roles(result["messages"]) == ["system", "user", "assistant", "tool", "user", "assistant"]
-    assert result["messages"][4]["content"] == STEER
-    assert STEER not in result["messages"][3]["content"]
-    assert "pending_steer" not in result
+    assert roles(result.messages) == ["system", "user", "assistant", "tool", "user", "assistant"]
+    assert result.messages[4]["content"] == STEER
+    assert STEER not in result.messages[3]["content"]
+    assert result.pending_steer is None
     _assert_steer_on_wire(srv.requests[1], STEER)
     with sqlite3.connect(db) as conn:
         stored = [r[0] for r in conn.execute("SELECT role FROM messages WHERE archived = 0 ORDER BY seq")]
@@ -62,8 +62,8 @@ async def test_steer_while_model_thinks_is_delivered_after_the_next_tool_round(
     result = check(await asyncio.wait_for(turn, 10))
     assert STEER not in srv.requests[0].raw.decode()
     _assert_steer_on_wire(srv.requests[1], STEER)
-    assert roles(result["messages"])[3:] == ["tool", "user", "assistant"]
-    assert "pending_steer" not in result
+    assert roles(result.messages)[3:] == ["tool", "user", "assistant"]
+    assert result.pending_steer is None
 
 
 async def test_steer_when_the_turn_ends_comes_back_as_pending(make_agent: AgentFactory, srv: ScriptedServer,
@@ -74,13 +74,13 @@ async def test_steer_when_the_turn_ends_comes_back_as_pending(make_agent: AgentF
     await wait_until(lambda: len(srv.requests) == 1)
     agent.steer(STEER)
     result = check(await asyncio.wait_for(turn, 10))
-    assert result["pending_steer"] == STEER
-    assert all(STEER not in str(m.get("content")) for m in result["messages"])
-    assert roles(result["messages"]) == ["system", "user", "assistant"]
+    assert result.pending_steer == STEER
+    assert all(STEER not in str(m.get("content")) for m in result.messages)
+    assert roles(result.messages) == ["system", "user", "assistant"]
     srv.push(text("handled the steer"))
-    follow = check(await agent.run_conversation(result["pending_steer"]))
-    assert "pending_steer" not in follow
-    assert roles(follow["messages"]) == ["system", "user", "assistant", "user", "assistant"]
+    follow = check(await agent.run_conversation(result.pending_steer))
+    assert follow.pending_steer is None
+    assert roles(follow.messages) == ["system", "user", "assistant", "user", "assistant"]
 
 
 async def test_steer_is_delivered_once(make_agent: AgentFactory, srv: ScriptedServer, workspace: Path,
@@ -93,8 +93,8 @@ async def test_steer_is_delivered_once(make_agent: AgentFactory, srv: ScriptedSe
     await wait_until(lambda: bool(host.log))
     agent.steer(STEER)
     result = check(await asyncio.wait_for(turn, 10))
-    assert [m["content"] for m in result["messages"] if m["role"] == "user"] == ["go", STEER]
-    assert roles(result["messages"]) == ["system", "user", "assistant", "tool", "user", "assistant", "tool",
+    assert [m["content"] for m in result.messages if m["role"] == "user"] == ["go", STEER]
+    assert roles(result.messages) == ["system", "user", "assistant", "tool", "user", "assistant", "tool",
                                          "assistant"]
     assert srv.requests[2].raw.count(STEER.encode()) == 1
 
@@ -109,7 +109,7 @@ async def test_several_steers_in_one_round_keep_the_transcript_valid(
     agent.steer("first steer")
     agent.steer("second steer")
     result = check(await asyncio.wait_for(turn, 10))
-    steer_rows = [m for m in result["messages"][4:] if m["role"] == "user"]
+    steer_rows = [m for m in result.messages[4:] if m["role"] == "user"]
     assert len(steer_rows) == 1
     assert "first steer" in steer_rows[0]["content"] and "second steer" in steer_rows[0]["content"]
     assert srv.requests[1].rejected is None
@@ -125,5 +125,5 @@ async def test_steer_during_a_parallel_batch_waits_for_the_whole_batch(
     await wait_until(lambda: any(op == "read-end" for op, _, _ in host.log))
     agent.steer(STEER)
     result = check(await asyncio.wait_for(turn, 10))
-    assert roles(result["messages"])[2:] == ["assistant", "tool", "tool", "user", "assistant"]
+    assert roles(result.messages)[2:] == ["assistant", "tool", "tool", "user", "assistant"]
     _assert_steer_on_wire(srv.requests[1], STEER)

@@ -34,7 +34,7 @@ async def test_host_failure_becomes_error_result(make_agent: AgentFactory, srv: 
     result = check(await make_agent(host=host).run_conversation("read"))
     (res,) = tool_msgs(result)
     assert res["content"].startswith("error") and type(exc).__name__ in res["content"]
-    assert result["completed"] and result["final_response"] == "it failed, moving on"
+    assert result.completed and result.final_response == "it failed, moving on"
     assert [u.get("status") for u in updates.of("tool_call_update")][-1] == "failed"
 
 
@@ -51,7 +51,7 @@ async def test_raising_tool_does_not_disturb_its_batch(make_agent: AgentFactory,
     first, bad, last = (r["content"] for r in tool_msgs(result))
     assert "Demo project" in first and "line 4" in last
     assert bad.startswith("error") and "kaboom" in bad
-    assert result["completed"]
+    assert result.completed
 
 
 async def test_hanging_tool_times_out_and_is_stopped(make_agent: AgentFactory, srv: ScriptedServer,
@@ -72,7 +72,7 @@ async def test_hanging_tool_times_out_and_is_stopped(make_agent: AgentFactory, s
     assert time.monotonic() - start < 2
     (res,) = tool_msgs(result)
     assert res["content"].startswith("error") and "timed out" in res["content"]
-    assert state["cleaned"] and result["completed"] and result["final_response"] == "it hung"
+    assert state["cleaned"] and result.completed and result.final_response == "it hung"
 
 
 async def test_hanging_tool_times_out_inside_a_parallel_batch(make_agent: AgentFactory,

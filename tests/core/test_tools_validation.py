@@ -21,7 +21,7 @@ async def test_obvious_name_is_repaired_and_runs(make_agent: AgentFactory, srv: 
     result = check(await make_agent().run_conversation("read the notes"))
     (res,) = tool_msgs(result)
     assert "line 7" in res["content"] and not res["content"].startswith("error")
-    assert result["messages"][2]["tool_calls"][0]["function"]["name"] == "read_file"
+    assert result.messages[2]["tool_calls"][0]["function"]["name"] == "read_file"
 
 
 @pytest.mark.parametrize("name", ["launch_rockets", "delete_everything", "x"])
@@ -33,7 +33,7 @@ async def test_unknown_name_gets_an_error_listing_the_tools(make_agent: AgentFac
     assert all(tool in bad["content"] for tool in BUILTIN_NAMES), bad["content"]
     assert name in bad["content"]
     assert "Demo project" in good["content"]
-    assert result["completed"] and result["final_response"] == "sorry"
+    assert result.completed and result.final_response == "sorry"
     assert all(tool in wire_tool_results(srv.requests[1])[0] for tool in BUILTIN_NAMES)
 
 
@@ -71,7 +71,7 @@ async def test_ambiguous_json_is_an_error_result_and_nothing_runs(
     (res,) = tool_msgs(result)
     assert res["content"].lower().startswith("error") and "json" in res["content"].lower()
     assert not (workspace / "a.txt").exists() and not (workspace / "b.txt").exists()
-    assert result["completed"]
+    assert result.completed
 
 
 async def test_schema_violations_are_error_results(make_agent: AgentFactory, srv: ScriptedServer,
@@ -97,7 +97,7 @@ async def test_truncated_arguments_never_execute(make_agent: AgentFactory, srv: 
     results = tool_msgs(result)
     assert len(results) == 2 and all(r["content"].startswith("error") for r in results)
     assert "cut off" in results[0]["content"] or "limit" in results[0]["content"]
-    assert result["final_response"] == "I will write it in parts"
+    assert result.final_response == "I will write it in parts"
 
 
 async def test_length_finish_with_complete_json_still_not_executed(make_agent: AgentFactory, srv: ScriptedServer,

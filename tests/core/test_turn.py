@@ -29,11 +29,11 @@ async def test_turns_on_one_agent_run_in_arrival_order(make_agent: AgentFactory,
         runs.append(asyncio.create_task(agent.run_conversation(name)))
         await asyncio.sleep(0.02)
     results = [check(r) for r in await asyncio.wait_for(asyncio.gather(*runs), 10)]
-    assert [r["final_response"] for r in results] == ["answer to first", "answer to second", "answer to third"]
+    assert [r.final_response for r in results] == ["answer to first", "answer to second", "answer to third"]
     assert [req.last_user_text for req in srv.requests] == ["first", "second", "third"]
     gaps = [b.received_at - a.received_at for a, b in zip(srv.requests, srv.requests[1:], strict=False)]
     assert all(g >= 0.14 for g in gaps), gaps  # never two turns of one agent at once
-    assert roles(results[2]["messages"]) == ["system"] + ["user", "assistant"] * 3
+    assert roles(results[2].messages) == ["system"] + ["user", "assistant"] * 3
 
 
 async def test_two_agents_never_block_each_other(srv: ScriptedServer, make_agent: AgentFactory) -> None:
@@ -43,7 +43,7 @@ async def test_two_agents_never_block_each_other(srv: ScriptedServer, make_agent
     start = time.monotonic()
     rx, ry = await asyncio.wait_for(asyncio.gather(x.run_conversation("go"), y.run_conversation("go")), 5)
     assert time.monotonic() - start < 0.9
-    assert (check(rx)["final_response"], check(ry)["final_response"]) == ("x done", "y done")
+    assert (check(rx).final_response, check(ry).final_response) == ("x done", "y done")
 
 
 async def test_system_prompt_byte_identical_across_session_and_resume(
@@ -62,7 +62,7 @@ async def test_system_prompt_byte_identical_across_session_and_resume(
     resumed = make_agent(wire, session_db=db, session_id=agent.session_id)
     srv.push(text("three"))
     result = check(await resumed.run_conversation("third turn"))
-    assert result["messages"][0]["content"] == srv.requests[0].system
+    assert result.messages[0]["content"] == srv.requests[0].system
     raws = [r.system for r in srv.requests]
     assert len(raws) == 5 and raws[0] and "Always answer in English." in raws[0] and "Be brief." in raws[0]
     assert all(r == raws[0] for r in raws), "the system prompt changed within a session"
@@ -108,7 +108,7 @@ async def test_runtime_context_rides_only_on_the_current_user_message(
     assert ctx not in r3.raw.decode()
     assert "fix greet" in user_texts(r3)
     for result in (first, second):
-        assert all(ctx not in str(m.get("content")) for m in result["messages"])
+        assert all(ctx not in str(m.get("content")) for m in result.messages)
     assert all(ctx not in str(row) for row in _db_rows(db))
 
 
@@ -117,7 +117,7 @@ async def test_reasoning_kept_on_assistant_messages(srv: ScriptedServer, make_ag
     srv.push(tools(call("list_dir", {}), reasoning="I should look at the files first."),
              text("All good.", reasoning="The listing answers it."))
     result = check(await make_agent(wire, stream).run_conversation("what is here?"))
-    assistants = [m for m in result["messages"] if m["role"] == "assistant"]
+    assistants = [m for m in result.messages if m["role"] == "assistant"]
     assert [a.get("reasoning") for a in assistants] == ["I should look at the files first.",
                                                         "The listing answers it."]
     assert assistants[1]["content"] == "All good."
@@ -132,7 +132,7 @@ async def test_text_deltas_stream_to_the_callback(srv: ScriptedServer, make_agen
     srv.push(text(answer, chunk_size=4))
     result = check(await make_agent(wire, stream).run_conversation("say it"))
     chunks = updates.of("agent_message_chunk")
-    assert result["final_response"] == answer and updates.message_text() == answer
+    assert result.final_response == answer and updates.message_text() == answer
     assert len(chunks) >= (10 if stream else 1)
 
 
@@ -143,7 +143,7 @@ async def test_streamed_deltas_arrive_before_the_response_completes(srv: Scripte
     turn = asyncio.create_task(agent.run_conversation("count"))
     await wait_until(lambda: len(updates.of("agent_message_chunk")) >= 2, timeout=3)
     assert not turn.done()
-    assert check(await turn)["final_response"] == "one two three four five six"
+    assert check(await turn).final_response == "one two three four five six"
 
 
 async def test_stored_message_model_is_openai_shaped_on_every_wire(srv: ScriptedServer, make_agent: AgentFactory,
@@ -151,12 +151,12 @@ async def test_stored_message_model_is_openai_shaped_on_every_wire(srv: Scripted
     srv.push(tools(call("read_file", {"path": "README.md"}), call("search_files", {"pattern": "def"})),
              text("done"))
     result = check(await make_agent(wire, stream).run_conversation("go"))
-    calls = result["messages"][2]["tool_calls"]
+    calls = result.messages[2]["tool_calls"]
     assert [c["type"] for c in calls] == ["function", "function"]
     assert [c["function"]["name"] for c in calls] == ["read_file", "search_files"]
     assert all(isinstance(c["function"]["arguments"], str) for c in calls)
-    assert [m["tool_call_id"] for m in result["messages"][3:5]] == [c["id"] for c in calls]
-    assert all(isinstance(m["content"], str) for m in result["messages"][3:5])
+    assert [m["tool_call_id"] for m in result.messages[3:5]] == [c["id"] for c in calls]
+    assert all(isinstance(m["content"], str) for m in result.messages[3:5])
 
 
 async def test_prompt_content_blocks_are_normalized(srv: ScriptedServer, make_agent: AgentFactory,
@@ -166,7 +166,7 @@ async def test_prompt_content_blocks_are_normalized(srv: ScriptedServer, make_ag
     result = check(await make_agent(wire).run_conversation(blocks))
     joined = " ".join(user_texts(srv.requests[0]))
     assert "part one" in joined and "part two" in joined
-    assert result["messages"][1]["role"] == "user"
+    assert result.messages[1]["role"] == "user"
 
 
 async def test_each_agent_has_its_own_lock(srv: ScriptedServer, workspace: Path) -> None:
@@ -180,7 +180,7 @@ async def test_each_agent_has_its_own_lock(srv: ScriptedServer, workspace: Path)
         start = time.monotonic()
         results = await asyncio.wait_for(asyncio.gather(*(a.run_conversation("hi") for a in agents)), 5)
         assert time.monotonic() - start < 0.7
-        assert [check(r)["final_response"] for r in results] == ["a", "b"]
+        assert [check(r).final_response for r in results] == ["a", "b"]
         assert len(turn_requests(srv.requests)) == 2
     finally:
         for a in agents:

@@ -50,7 +50,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     out = tmp / "dist"
     # A copy of the tracked tree, so the build leaves nothing in the checkout.
     tree = tmp / "src"
-    files = _run(["git", "ls-files", "-z"], cwd=ROOT).stdout.split("\0")
+    files = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT).stdout.split("\0")
     for name in filter(None, files):
         target = tree / name
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -125,11 +125,11 @@ async def test_agent_turn_reads_then_answers(workspace: Path, mode: str, first: 
         async with AIAgent(model="tiny", base_url=srv.openai_url, api_key="test", tool_mode=mode,
                            workspace=workspace) as agent:
             result = await agent.run_conversation("What does README.md say?")
-    assert result["completed"] and result["exit_reason"] == "text_response", result.get("error")
-    assert result["final_response"] == answer
-    calls = [c for m in result["messages"] for c in m.get("tool_calls") or []]
+    assert result.completed and result.exit_reason == "text_response", result.error
+    assert result.final_response == answer
+    calls = [c for m in result.messages for c in m.get("tool_calls") or []]
     assert [c["function"]["name"] for c in calls] == ["read_file"]
-    assert any("the quick brown fox" in r for r in _tool_results(result["messages"]))
+    assert any("the quick brown fox" in r for r in _tool_results(result.messages))
     # the model saw its earlier call as an ordinary tool call, and the README in a tool result
     second = srv.requests[1].body["messages"]
     assert any(m.get("tool_calls") for m in second if m["role"] == "assistant")

@@ -120,11 +120,11 @@ async def test_agent_reads_the_readme_and_answers(workspace: Path) -> None:
     async with AIAgent(model="local", temperature=0, max_tokens=256, max_iterations=6,
                        workspace=workspace) as agent:
         result = await agent.run_conversation(QUESTION)
-    assert result["completed"], result.get("error")
-    assert _read_calls(result["messages"], workspace)
-    assert any(m["role"] == "tool" and "Nimbus converts" in str(m.get("content")) for m in result["messages"])
-    answer = (result["final_response"] or "").lower()
-    assert "markdown" in answer and "csv" in answer, result["final_response"]
+    assert result.completed, result.error
+    assert _read_calls(result.messages, workspace)
+    assert any(m["role"] == "tool" and "Nimbus converts" in str(m.get("content")) for m in result.messages)
+    answer = (result.final_response or "").lower()
+    assert "markdown" in answer and "csv" in answer, result.final_response
 
 
 async def test_agentls_run_with_no_key_uses_the_local_model(workspace: Path, tmp_path: Path) -> None:
@@ -145,6 +145,6 @@ async def test_agentls_run_with_no_key_uses_the_local_model(workspace: Path, tmp
     assert proc.returncode == 0, err[-3000:]
     assert "local model" in err.lower()  # the honest notice, on stderr
     result = json.loads(out)
-    assert _read_calls(result["messages"], workspace), result["messages"]
-    answer = (result["final_response"] or "").lower()
-    assert "markdown" in answer and "csv" in answer, (result["final_response"], err[-2000:])
+    assert _read_calls(result.messages, workspace), result.messages
+    answer = (result.final_response or "").lower()
+    assert "markdown" in answer and "csv" in answer, (result.final_response, err[-2000:])

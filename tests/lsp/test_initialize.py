@@ -79,7 +79,7 @@ async def test_bad_lsp_options_are_reported(editor: Editor, srv: ScriptedServer,
 # A server whose core cannot find the local model either: nothing to talk to at all.
 HIDE_LOCAL = ("import importlib.util as u, sys; real = u.find_spec; "
               "u.find_spec = lambda n, p=None: None if n.startswith('xllamacpp') else real(n, p); "
-              "from server.lsp import main; sys.exit(main([]))")
+              "from agentls.server.lsp import main; sys.exit(main([]))")
 
 
 MODELLESS_USER_CONFIG = DATA_DIR / "modelless-user-config.toml"

@@ -114,7 +114,7 @@ async def test_fault(fault: Fault, wire: str, stream: bool, srv: ScriptedServer,
         await agent.close()
 
     # The transcript is valid, and the strict provider accepted every request built from it.
-    assert violations(result["messages"]) == [], violations(result["messages"])
+    assert violations(result.messages) == [], violations(result.messages)
     assert not [r.rejected for r in srv.requests if r.rejected], "a request was refused by the provider"
     # Nothing was raised into the host, and nothing crashed inside the loop.
     crashed = [r for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
@@ -125,20 +125,20 @@ async def test_fault(fault: Fault, wire: str, stream: bool, srv: ScriptedServer,
 
     reqs = _turn_requests(srv)
     if fault.recovery in ("exhausted", "fail"):
-        assert result["failed"] is True and result["exit_reason"] == "failed" and not result["completed"]
-        assert result["error"]["category"] == fault.category and result["error"]["message"]
-        assert result["final_response"] is None
+        assert result.failed is True and result.exit_reason == "failed" and not result.completed
+        assert result.error["category"] == fault.category and result.error["message"]
+        assert result.final_response is None
         expected = 1 + options["max_retries"] if fault.recovery == "exhausted" else 1
         assert len(reqs) == expected, f"{len(reqs)} attempts, expected {expected}"
         _check_backoff(_gaps(reqs), fault)
         _tally["handled"] += 1
         return
-    assert result["completed"] and not result["failed"], result.get("error")
-    assert result["final_response"] == ANSWER
+    assert result.completed and not result.failed, result.error
+    assert result.final_response == ANSWER
     if fault.recovery == "retry":
         assert len(reqs) == 2, f"{len(reqs)} attempts, expected 2"
         _check_backoff(_gaps(reqs), fault)
-        assert [m["content"] for m in result["messages"] if m["role"] == "assistant"] == [ANSWER]
+        assert [m["content"] for m in result.messages if m["role"] == "assistant"] == [ANSWER]
         assert not (workspace / CUT_FILE).exists(), "a tool call cut mid-stream was executed"
     elif fault.recovery == "fallback":
         assert [r.model for r in reqs] == ["m", "backup"]

@@ -22,8 +22,8 @@ AGENTLS = str(Path(sys.executable).parent / "agentls")
 TEE = str(Path(__file__).with_name("tee.py"))
 MODEL = "scripted-model"
 # ``agentls acp`` in a process where the embedded local model counts as not installed.
-NO_LOCAL_MODEL = [sys.executable, "-c", ("import agent.local as m; m.local_available = lambda: False; "
-                                        "from server.cli import main; raise SystemExit(main(['acp']))")]
+NO_LOCAL_MODEL = [sys.executable, "-c", ("import agentls.agent.local as m; m.local_available = lambda: False; "
+                                        "from agentls.server.cli import main; raise SystemExit(main(['acp']))")]
 FULL_CAPS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
 
 

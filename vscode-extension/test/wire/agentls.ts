@@ -43,7 +43,7 @@ export interface Reply {
 export function agentlsUnavailable(): string | null {
   if (!fs.existsSync(PYTHON)) return `no python at ${PYTHON} (set AGENTLS_PYTHON)`;
   // `agentls lsp` runs server.lsp.main (server/cli.py).
-  const r = spawnSync(PYTHON, ['-c', 'from server.lsp import main; import agent.scripted'], {
+  const r = spawnSync(PYTHON, ['-c', 'from agentls.server.lsp import main; import agentls.agent.scripted'], {
     cwd: REPO,
     env: { ...process.env, PYTHONPATH: REPO },
     encoding: 'utf8',
