@@ -16,7 +16,7 @@ import anyio
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from agentls.agent.host import CommandResult, CommandSpec
-from agentls.agent.disk_host import run_process
+from agentls.agent.process import run_process
 
 if TYPE_CHECKING:
     from agentls.server.lsp.server import AgentServer

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agentls.agent.host import CommandSpec
-from agentls.agent.disk_host import run_process
+from agentls.agent.process import run_process
 from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
 from agentls.agent.transcript import violations
 
