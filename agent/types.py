@@ -4,6 +4,10 @@ Providers translate this shape to their wire format and back; nothing else ever 
 Fields beyond the OpenAI ones:
 - ``reasoning`` / ``reasoning_signature``: the model's thinking (Anthropic needs the signature to replay it);
 - ``meta``: agentls bookkeeping (``{"steer": True}``, ``{"summary": True}``, ``{"error": True}``...). Never sent.
+- ``provider_data``: what the provider that wrote an assistant message needs back, exactly (``{"wire": ...}``:
+  DeepSeek's ``reasoning_content``, Anthropic's thinking blocks with their signatures, the Responses API's
+  encrypted reasoning items). Persisted with the message; each provider sends back only its own kind
+  (docs/providers.md).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 ExitReason = Literal["text_response", "budget_exhausted", "interrupted", "cancelled", "failed", "empty_response"]
 
 # Keys that exist only inside agentls and never reach a provider.
-INTERNAL_KEYS = frozenset({"reasoning", "reasoning_signature", "meta"})
+INTERNAL_KEYS = frozenset({"reasoning", "reasoning_signature", "meta", "provider_data"})
 
 
 class ToolFunction(TypedDict):
@@ -37,6 +41,7 @@ class Message(TypedDict, total=False):
     reasoning: str
     reasoning_signature: str
     meta: dict[str, Any]
+    provider_data: dict[str, Any]
 
 
 class Usage(TypedDict):

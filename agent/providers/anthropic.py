@@ -1,92 +1,33 @@
-"""Native Anthropic Messages, with prompt-cache breakpoints on the system prompt and recent messages."""
+"""Native Anthropic Messages, with prompt-cache breakpoints and extended thinking kept across tool calls."""
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from agentls.agent.providers.anthropic_blocks import (
+    ends_mid_tool_loop_without_thinking,
+    image_part,
+    response_message,
+    to_wire,
+)
 from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from agentls.agent.providers.errors import ProviderError
-from agentls.agent.providers.http import post, stream_error
+from agentls.agent.providers.http import post, stream_error, unreadable
 from agentls.agent.providers.sse import drain, iter_sse
-from agentls.agent.types import Message, ToolCall, Usage
+from agentls.agent.types import Usage
+
+__all__ = ["AnthropicProvider", "image_part", "to_wire"]
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
+INTERLEAVED_THINKING = "interleaved-thinking-2025-05-14"
 _EPHEMERAL = {"type": "ephemeral"}
 _STOP = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "stop_sequence": "stop",
-         "refusal": "content_filter", "pause_turn": "stop"}
-_DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if content is None or content == "":
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    out: list[dict[str, Any]] = []
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text" and part.get("text"):
-            out.append({"type": "text", "text": str(part["text"])})
-        elif part.get("type") == "image_url":
-            url = (part.get("image_url") or {}).get("url", "")
-            m = _DATA_URL.match(url)
-            if m:
-                out.append({"type": "image", "source": {"type": "base64", "media_type": m["mime"], "data": m["data"]}})
-            elif url:
-                out.append({"type": "image", "source": {"type": "url", "url": url}})
-    return out
-
-
-def _tool_input(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {"_raw_arguments": arguments}
-    return value if isinstance(value, dict) else {"value": value}
-
-
-def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Internal transcript to Anthropic messages: tool results and a following steer share one user turn."""
-    out: list[dict[str, Any]] = []
-
-    def user_blocks() -> list[dict[str, Any]]:
-        if out and out[-1]["role"] == "user":
-            blocks: list[dict[str, Any]] = out[-1]["content"]
-            return blocks
-        out.append({"role": "user", "content": []})
-        fresh: list[dict[str, Any]] = out[-1]["content"]
-        return fresh
-
-    for msg in messages:
-        role = msg.get("role")
-        if role == "user":
-            user_blocks().extend(_blocks(msg.get("content")) or [{"type": "text", "text": "(empty)"}])
-        elif role == "tool":
-            text = msg.get("content")
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""),
-                                     "content": text if isinstance(text, str) and text else "(no output)"}
-            if (msg.get("meta") or {}).get("error"):
-                block["is_error"] = True
-            user_blocks().append(block)
-        elif role == "assistant":
-            blocks: list[dict[str, Any]] = []
-            if msg.get("reasoning") and msg.get("reasoning_signature"):
-                blocks.append({"type": "thinking", "thinking": msg["reasoning"],
-                               "signature": msg["reasoning_signature"]})
-            blocks.extend(_blocks(msg.get("content")))
-            for call in msg.get("tool_calls") or []:
-                blocks.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
-                               "input": _tool_input(call["function"]["arguments"])})
-            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "(empty)"}]})
-    return out
+         "refusal": "content_filter", "pause_turn": "stop", "model_context_window_exceeded": "length"}
 
 
 def _mark_cache(wire: list[dict[str, Any]]) -> None:
@@ -120,7 +61,7 @@ class AnthropicProvider:
     name = "anthropic"
 
     def __init__(self, *, base_url: str, api_key: str | None, client: httpx.AsyncClient,
-                 extra_headers: dict[str, str] | None = None) -> None:
+                 extra_headers: dict[str, str] | None = None, thinking_budget: int | None = None) -> None:
         base = base_url.rstrip("/")
         self._url = (base if base.endswith("/v1") else base + "/v1") + "/messages"
         self._client = client
@@ -129,37 +70,50 @@ class AnthropicProvider:
         if api_key:
             self._headers["x-api-key"] = api_key
         self._secrets = (api_key,) if api_key else ()
+        self.thinking_budget = thinking_budget
 
-    def _body(self, request: ProviderRequest) -> dict[str, Any]:
+    def _body(self, request: ProviderRequest) -> tuple[dict[str, Any], dict[str, str]]:
         wire = to_wire(request.messages)
         _mark_cache(wire)
         body: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens or DEFAULT_MAX_TOKENS,
                                 "messages": wire, "stream": request.stream}
+        headers = self._headers
         if request.system:
             body["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
-        if request.tools and request.tool_choice != "none":
+        tools = bool(request.tools) and request.tool_choice != "none"
+        if tools:
             body["tools"] = _tools(request.tools)
-        if request.temperature is not None:
+        budget = self.thinking_budget
+        if budget and not ends_mid_tool_loop_without_thinking(wire):
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            if body["max_tokens"] <= budget:  # the API wants room for the answer beyond the thinking
+                body["max_tokens"] = budget + DEFAULT_MAX_TOKENS
+            if tools:  # thinking between tool calls, not only before the first
+                headers = {**headers, "anthropic-beta": INTERLEAVED_THINKING}
+        elif request.temperature is not None:  # with thinking the API takes no temperature but 1
             body["temperature"] = request.temperature
-        return body
+        return body, headers
 
     async def aclose(self) -> None:
         """The HTTP client belongs to the agent, which closes it."""
 
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
-        body = json.dumps(self._body(request), ensure_ascii=False, separators=(",", ":")).encode()
-        resp = await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
+        body, headers = self._body(request)
+        raw_body = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        resp = await post(self._client, self._url, raw_body, headers, model=request.model, purpose=request.purpose,
                           stream=request.stream, secrets=self._secrets,
                           read_stream=lambda r: self._read_stream(r, request, sink))
         if isinstance(resp, ProviderResponse):
             return resp
         try:
             data = resp.json()
-            blocks = list(data["content"])
+            blocks = [b for b in data["content"] if isinstance(b, dict)]
+            return _response(request, blocks, data.get("stop_reason"), _usage(data.get("usage") or {}), data)
         except (ValueError, KeyError, TypeError) as exc:
             raise ProviderError("format_error", f"the model server sent a response that is not a message: "
                                 f"{resp.text[:200]!r}", model=request.model) from exc
-        return _response(request, blocks, data.get("stop_reason"), _usage(data.get("usage") or {}), data)
+        except Exception as exc:
+            raise unreadable(exc, request.model) from exc
 
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
@@ -167,6 +121,16 @@ class AnthropicProvider:
         usage: dict[str, Any] = {}
         stop: str | None = None
         finished = False
+        on_text = sink.on_text if sink else None
+        on_reasoning = sink.on_reasoning if sink else None
+
+        async def show(block: dict[str, Any]) -> None:  # a block that arrives with its text already in it
+            if block.get("type") == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"]:
+                if on_reasoning:
+                    await on_reasoning(block["thinking"])
+            elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"] and on_text:
+                await on_text(block["text"])
+
         stream = iter_sse(resp)
         async for event, data in stream:
             try:
@@ -174,34 +138,38 @@ class AnthropicProvider:
             except ValueError as exc:
                 raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
                                     model=request.model) from exc
-            kind = ev.get("type", event) if isinstance(ev, dict) else None
-            if kind == "error":
+            if not isinstance(ev, dict):
+                continue
+            kind = ev.get("type", event)
+            if kind == "error" or event == "error":
                 raise stream_error(data, request.model)
             if kind == "message_start":
-                usage.update((ev.get("message") or {}).get("usage") or {})
+                message = _obj(ev.get("message"))
+                blocks = {}  # a restarted message replaces what came before it
+                usage.update(message.get("usage") or {})
+                for i, block in enumerate(message.get("content") or ()):
+                    if isinstance(block, dict):
+                        blocks[i] = _started(block)
+                        await show(blocks[i])
             elif kind == "content_block_start":
-                block = dict(ev.get("content_block") or {})
-                if block.get("type") == "tool_use":
-                    block["_json"] = []
-                blocks[int(ev.get("index", len(blocks)))] = block
+                block = _started(_obj(ev.get("content_block")))
+                blocks[_index(ev, len(blocks))] = block
+                await show(block)
             elif kind == "content_block_delta":
-                block = blocks.setdefault(int(ev.get("index", 0)), {"type": "text", "text": ""})
-                delta = ev.get("delta") or {}
-                dtype = delta.get("type")
-                if dtype == "text_delta":
-                    block["text"] = block.get("text", "") + delta.get("text", "")
-                    if sink and sink.on_text and delta.get("text"):
-                        await sink.on_text(delta["text"])
-                elif dtype == "thinking_delta":
-                    block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
-                    if sink and sink.on_reasoning and delta.get("thinking"):
-                        await sink.on_reasoning(delta["thinking"])
-                elif dtype == "signature_delta":
-                    block["signature"] = block.get("signature", "") + delta.get("signature", "")
-                elif dtype == "input_json_delta":
-                    block.setdefault("_json", []).append(delta.get("partial_json", ""))
+                delta = _obj(ev.get("delta"))
+                index = _index(ev, 0)
+                block = blocks.get(index) or blocks.setdefault(index, _started({"type": _BLOCK_OF.get(
+                    str(delta.get("type")), "text")}))
+                piece = _apply(block, delta)
+                if piece:
+                    kind_of = "reasoning" if delta.get("type") == "thinking_delta" else "text"
+                    if kind_of == "reasoning" and on_reasoning:
+                        await on_reasoning(piece)
+                    elif kind_of == "text" and on_text:
+                        await on_text(piece)
             elif kind == "message_delta":
-                stop = (ev.get("delta") or {}).get("stop_reason") or stop
+                delta = _obj(ev.get("delta"))
+                stop = delta.get("stop_reason") or stop
                 usage.update(ev.get("usage") or {})
             elif kind == "message_stop":
                 finished = True
@@ -214,42 +182,49 @@ class AnthropicProvider:
         for _, block in sorted(blocks.items()):
             if block.get("type") == "tool_use":
                 raw = "".join(block.pop("_json", []))
-                block["input"] = raw  # kept as text: it may be cut off by max_tokens
+                if raw or not isinstance(block.get("input"), dict) or not block["input"]:
+                    block["input"] = raw  # kept as text: it may be cut off by max_tokens
             ordered.append(block)
         return _response(request, ordered, stop, _usage(usage), {})
 
 
+_BLOCK_OF = {"thinking_delta": "thinking", "signature_delta": "thinking", "input_json_delta": "tool_use"}
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _index(ev: dict[str, Any], default: int) -> int:
+    index = ev.get("index")
+    return index if isinstance(index, int) and not isinstance(index, bool) else default
+
+
+def _started(block: dict[str, Any]) -> dict[str, Any]:
+    block = dict(block)
+    if block.get("type") == "tool_use":
+        block["_json"] = []
+    return block
+
+
+def _apply(block: dict[str, Any], delta: dict[str, Any]) -> str:
+    """Fold one delta into its block; the text to show, if any."""
+    dtype = delta.get("type")
+    if dtype == "text_delta" and isinstance(delta.get("text"), str):
+        block["text"] = str(block.get("text") or "") + delta["text"]
+        return str(delta["text"])
+    if dtype == "thinking_delta" and isinstance(delta.get("thinking"), str):
+        block["thinking"] = str(block.get("thinking") or "") + delta["thinking"]
+        return str(delta["thinking"])
+    if dtype == "signature_delta" and isinstance(delta.get("signature"), str):
+        block["signature"] = str(block.get("signature") or "") + delta["signature"]
+    elif dtype == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+        block.setdefault("_json", []).append(delta["partial_json"])
+    return ""
+
+
 def _response(request: ProviderRequest, blocks: list[dict[str, Any]], stop: str | None, usage: Usage,
               raw: dict[str, Any]) -> ProviderResponse:
-    text: list[str] = []
-    thinking: list[str] = []
-    signature = ""
-    calls: list[ToolCall] = []
-    for block in blocks:
-        btype = block.get("type")
-        if btype == "text":
-            text.append(str(block.get("text", "")))
-        elif btype == "thinking":
-            thinking.append(str(block.get("thinking", "")))
-            signature = str(block.get("signature", "")) or signature
-        elif btype == "redacted_thinking":
-            continue
-        elif btype == "tool_use":
-            arg = block.get("input")
-            args = arg if isinstance(arg, str) else json.dumps(arg if arg is not None else {})
-            calls.append({"id": str(block.get("id") or f"toolu_{len(calls)}"), "type": "function",
-                          "function": {"name": str(block.get("name", "")), "arguments": args or "{}"}})
-    message: Message = {"role": "assistant", "content": "".join(text) or None}
-    if calls:
-        message["tool_calls"] = calls
-    if thinking:
-        message["reasoning"] = "".join(thinking)
-        if signature:
-            message["reasoning_signature"] = signature
+    message, _ = response_message(blocks)
     finish = _STOP.get(stop or "end_turn", "stop")
     return ProviderResponse(message=message, finish_reason=finish, usage=usage, model=request.model, raw=raw)
-
-
-def image_part(data: bytes, mime: str) -> dict[str, Any]:
-    """An OpenAI-style image part (the internal form) from raw bytes."""
-    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{base64.b64encode(data).decode()}"}}

@@ -43,8 +43,9 @@ def error_message(body: bytes) -> tuple[str, str | None]:
         return str(msg), (str(kind) if kind else None)
     if isinstance(err, str):
         return err, None
-    if isinstance(data, dict) and isinstance(data.get("message"), str):
-        return data["message"], None
+    if isinstance(data, dict) and isinstance(data.get("message"), str):  # {"type": "error", "code", "message"}
+        kind = data.get("code") or (data.get("type") if data.get("type") != "error" else None)
+        return data["message"], (str(kind) if kind else None)
     return text[:500], None
 
 
@@ -52,6 +53,12 @@ _ANTHROPIC_TYPES = {
     "overloaded_error": "overloaded", "rate_limit_error": "rate_limit", "authentication_error": "auth",
     "permission_error": "auth", "not_found_error": "model_not_found", "request_too_large": "payload_too_large",
     "billing_error": "billing", "api_error": "server_error", "timeout_error": "timeout",
+}
+# Error codes inside a 200 stream (OpenAI Responses ``error`` / ``response.failed`` events), where no status says.
+_STREAM_CODES = {
+    **_ANTHROPIC_TYPES, "insufficient_quota": "billing", "rate_limit_exceeded": "rate_limit",
+    "context_length_exceeded": "context_overflow", "server_error": "server_error", "invalid_api_key": "auth",
+    "model_not_found": "model_not_found", "invalid_prompt": "content_policy", "vector_store_timeout": "timeout",
 }
 
 
@@ -78,13 +85,25 @@ async def post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[s
             async with client.stream("POST", url, content=body, headers=headers) as resp:
                 if resp.status_code >= 400:
                     raise status_error(resp.status_code, await resp.aread(), resp.headers, model, secrets)
-                return await read_stream(resp)
+                try:
+                    return await read_stream(resp)
+                except (ProviderError, httpx.HTTPError):
+                    raise
+                except Exception as exc:  # a stream no parser foresaw still ends as a classified failure
+                    raise unreadable(exc, model) from exc
         resp = await client.post(url, content=body, headers=headers)
     except httpx.HTTPError as exc:
         raise transport_error(exc, model) from exc
     if resp.status_code >= 400:
         raise status_error(resp.status_code, resp.content, resp.headers, model, secrets)
     return resp
+
+
+def unreadable(exc: BaseException, model: str) -> ProviderError:
+    """A response the provider could not read (a shape no parser foresaw), as a retryable format error."""
+    detail = redact(str(exc))[:200]
+    return ProviderError("format_error", f"could not read the model server's response: {type(exc).__name__}: "
+                         f"{detail}", model=model)
 
 
 def transport_error(exc: Exception, model: str) -> ProviderError:
@@ -102,5 +121,5 @@ def stream_error(event_data: str, model: str) -> ProviderError:
     """An error event sent inside a 200 stream."""
     message, kind = error_message(event_data.encode())
     message = redact(message)
-    category = _ANTHROPIC_TYPES.get(kind or "", None) or classify_status(500, message)
+    category = _STREAM_CODES.get(kind or "", None) or classify_status(500, message)
     return ProviderError(category, message, model=model)

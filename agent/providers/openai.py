@@ -10,39 +10,59 @@ from typing import Any
 import httpx
 
 from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from agentls.agent.providers.chat_stream import ChatStream
 from agentls.agent.providers.errors import ProviderError
 from agentls.agent.providers.http import post, stream_error
 from agentls.agent.providers.sse import drain, iter_sse
 from agentls.agent.types import INTERNAL_KEYS, Message, ToolCall, Usage
 
+# The one reasoning field sent back (DeepSeek, xAI, Qwen accept it; ``reasoning`` is not: Groq refuses it).
+ECHO_FIELD = "reasoning_content"
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def wire_message(message: Message) -> dict[str, Any]:
-    """The OpenAI form of an internal message: internal keys dropped (and ``name`` on tool results)."""
+def wire_message(message: Message, origin: str | None = None, echo: str | None = None) -> dict[str, Any]:
+    """The OpenAI form of an internal message: internal keys dropped (and ``name`` on tool results).
+
+    An assistant message written by this very endpoint (``origin``) gets back the reasoning field it came
+    with (DeepSeek's thinking mode refuses a tool loop without it); any other endpoint never sees it.
+    ``echo`` names the field an endpoint has been seen to send: its other assistant tool-call messages get
+    it empty, as DeepSeek requires of messages it did not write."""
     if message.get("role") == "tool":
         return {k: v for k, v in message.items() if k in ("role", "content", "tool_call_id")}
     wire = {k: v for k, v in message.items() if k not in INTERNAL_KEYS}
-    if wire.get("role") == "assistant" and wire.get("content") is None and not wire.get("tool_calls"):
+    if wire.get("role") != "assistant":
+        return wire
+    if wire.get("content") is None and not wire.get("tool_calls"):
         wire["content"] = ""  # the API wants content on an assistant message without tool calls
+    data = message.get("provider_data")
+    fields = data.get("fields") if isinstance(data, dict) and data.get("wire") == "openai" \
+        and origin is not None and data.get("origin") == origin else None
+    if isinstance(fields, dict) and fields:
+        if isinstance(fields.get(ECHO_FIELD), str):
+            wire[ECHO_FIELD] = fields[ECHO_FIELD]
+    elif echo and wire.get("tool_calls"):
+        wire[echo] = ""
     return wire
 
 
-def encode_messages(messages: Sequence[Message], cache: dict[int, Any] | None) -> bytes:
-    """The JSON array of wire messages. Each message is encoded once and reused while it lives."""
+def encode_messages(messages: Sequence[Message], cache: dict[int, Any] | None, origin: str | None = None,
+                    echo: str | None = None) -> bytes:
+    """The JSON array of wire messages. Each message is encoded once per endpoint and reused while it lives."""
     if cache is None:
-        return _dumps([wire_message(m) for m in messages]).encode()
+        return _dumps([wire_message(m, origin, echo) for m in messages]).encode()
     parts: list[str] = []
+    key = (origin, echo)
     for message in messages:
         hit = cache.get(id(message))
-        if hit is None or hit[0] is not message:
-            hit = (message, _dumps(wire_message(message)))
+        if hit is None or hit[0] is not message or hit[2] != key:
+            hit = (message, _dumps(wire_message(message, origin, echo)), key)
             cache[id(message)] = hit
         parts.append(hit[1])
     if len(cache) > 2 * len(messages) + 16:
         live = {id(m) for m in messages}
-        for key in [k for k in cache if k not in live]:
-            del cache[key]
+        for stale in [k for k in cache if k not in live]:
+            del cache[stale]
     return ("[" + ",".join(parts) + "]").encode()
 
 
@@ -72,6 +92,9 @@ class OpenAIProvider:
         if api_key:
             self._headers["authorization"] = f"Bearer {api_key}"
         self._secrets = (api_key,) if api_key else ()
+        # The reasoning field this endpoint has been seen to send (``reasoning_content``): sent back on
+        # assistant tool-call messages (see ``wire_message``).
+        self._echo: str | None = None
 
     def _body(self, request: ProviderRequest, messages: Sequence[Message]) -> bytes:
         head: dict[str, Any] = {"model": request.model, "stream": request.stream}
@@ -92,7 +115,8 @@ class OpenAIProvider:
         if request.temperature is not None:
             head["temperature"] = request.temperature
         system: Message = {"role": "system", "content": request.system}
-        msgs = encode_messages([system, *messages] if request.system else messages, request.cache)
+        msgs = encode_messages([system, *messages] if request.system else messages, request.cache,
+                               self.base_url, self._echo)
         return _dumps(head)[:-1].encode() + b',"messages":' + msgs + b"}"
 
     def _prepare(self, request: ProviderRequest) -> Sequence[Message]:
@@ -126,22 +150,18 @@ class OpenAIProvider:
             data = resp.json()
             choice = data["choices"][0]
             raw_msg = choice.get("message") or {}
+            if not isinstance(raw_msg, dict):
+                raise TypeError("message is not an object")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ProviderError("format_error", f"the model server sent a response that is not a chat completion: "
                                 f"{resp.text[:200]!r}", model=request.model) from exc
-        calls = [_clean_call(c, i) for i, c in enumerate(raw_msg.get("tool_calls") or [])]
-        return self._finish(request, raw_msg.get("content"),
-                            raw_msg.get("reasoning_content") or raw_msg.get("reasoning"),
-                            [c for c in calls if c], choice.get("finish_reason") or "stop",
-                            _usage(data.get("usage")), data)
+        parsed = ChatStream()
+        parsed.feed({"choices": [{"delta": raw_msg, "finish_reason": choice.get("finish_reason")}]})
+        return self._finish(request, parsed, data.get("usage"), data)
 
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
-        text: list[str] = []
-        reasoning: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        finish: str | None = None
-        usage: Usage | None = None
+        parsed = ChatStream()
         done = False
         json_stream = None
         if self.tool_mode == "json" and request.tools:
@@ -152,7 +172,7 @@ class OpenAIProvider:
         on_reasoning = sink.on_reasoning if sink else None
         events = iter_sse(resp)
         async for event, data in events:
-            if data == "[DONE]":
+            if data.strip() == "[DONE]":
                 done = True
                 await drain(events)
                 break
@@ -164,47 +184,28 @@ class OpenAIProvider:
             if not isinstance(chunk, dict):
                 raise ProviderError("format_error", "the model server sent a stream event that is not an object",
                                     model=request.model)
-            if event == "error" or "error" in chunk:
+            if event == "error" or chunk.get("error"):
                 raise stream_error(data, request.model)
-            if chunk.get("usage"):
-                usage = _usage(chunk["usage"])
-            for choice in chunk.get("choices") or ():
-                delta = choice.get("delta") or {}
-                piece = delta.get("content")
-                if piece:
-                    text.append(piece)
-                    if on_text:
-                        shown = json_stream.feed(piece) if json_stream else piece
-                        if shown:
-                            await on_text(shown)
-                thought = delta.get("reasoning_content") or delta.get("reasoning")
-                if thought and isinstance(thought, str):
-                    reasoning.append(thought)
+            for kind, piece in parsed.feed(chunk):
+                if kind == "reasoning":
                     if on_reasoning:
-                        await on_reasoning(thought)
-                for tc in delta.get("tool_calls") or ():
-                    slot = calls.setdefault(int(tc.get("index", len(calls))), {"id": "", "name": "", "args": []})
-                    if tc.get("id"):
-                        slot["id"] = tc["id"]
-                    fn = tc.get("function") or {}
-                    if fn.get("name"):
-                        slot["name"] += fn["name"]
-                    if fn.get("arguments"):
-                        slot["args"].append(fn["arguments"])
-                if choice.get("finish_reason"):
-                    finish = choice["finish_reason"]
-        if finish is None:
-            raise ProviderError("server_error", "the response stream ended before the model finished"
-                                f"{'' if done else ' (no [DONE])'}", model=request.model)
-        tool_calls = [_clean_call({"id": s["id"], "function": {"name": s["name"], "arguments": "".join(s["args"])}}, i)
-                      for i, s in sorted(calls.items())]
-        return self._finish(request, "".join(text) or None, "".join(reasoning) or None,
-                            [c for c in tool_calls if c], finish, usage or _usage(None), {})
+                        await on_reasoning(piece)
+                elif on_text:
+                    shown = json_stream.feed(piece) if json_stream else piece
+                    if shown:
+                        await on_text(shown)
+        if parsed.finish is None:
+            if not done:
+                raise ProviderError("server_error", "the response stream ended before the model finished (no [DONE])",
+                                    model=request.model)
+            parsed.finish = "tool_calls" if parsed.calls() else "stop"  # some servers never send one
+        return self._finish(request, parsed, parsed.usage, {})
 
-    def _finish(self, request: ProviderRequest, content: Any, reasoning: Any, calls: list[ToolCall],
-                finish: str, usage: Usage, raw: dict[str, Any]) -> ProviderResponse:
-        if content is not None and not isinstance(content, str):
-            content = json.dumps(content)
+    def _finish(self, request: ProviderRequest, parsed: ChatStream, usage: Any, raw: dict[str, Any]) -> ProviderResponse:
+        content: str | None = "".join(parsed.text) or None
+        reasoning = "".join(parsed.reasoning)
+        finish = parsed.finish or "stop"
+        calls = [c for c in (_clean_call(c, i) for i, c in enumerate(parsed.calls())) if c]
         if self.tool_mode == "json" and request.tools and content and not calls:
             from agentls.agent.providers.json_mode import parse_json_reply
 
@@ -224,8 +225,14 @@ class OpenAIProvider:
         if calls:
             message["tool_calls"] = calls
         if reasoning:
-            message["reasoning"] = str(reasoning)
-        return ProviderResponse(message=message, finish_reason=finish, usage=usage, model=request.model, raw=raw)
+            message["reasoning"] = reasoning
+        fields = parsed.fields()
+        if fields:
+            message["provider_data"] = {"wire": "openai", "origin": self.base_url, "fields": fields}
+            if ECHO_FIELD in fields:
+                self._echo = ECHO_FIELD
+        return ProviderResponse(message=message, finish_reason=finish, usage=_usage(usage), model=request.model,
+                                raw=raw)
 
 
 def _clean_call(raw: Any, index: int) -> ToolCall | None:
