@@ -72,6 +72,7 @@ class AIAgent(SessionOps):
         retry_max_delay: float = 30.0,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        thinking_budget: int | None = None,
         tools: Sequence[Tool] | None = None,
         on_update: UpdateCallback | None = None,
         terminal_timeout: float = 120.0,
@@ -110,6 +111,7 @@ class AIAgent(SessionOps):
         self.max_tokens = max_tokens
         # A small local model is far more reliable with tools when it does not sample.
         self.temperature = 0.0 if temperature is None and provider == "local" else temperature
+        self.thinking_budget = thinking_budget
         self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
         self.terminal_timeout = terminal_timeout
         self._tool_output_limit = tool_output_limit
@@ -223,7 +225,8 @@ class AIAgent(SessionOps):
         return self._tool_output_limit or min(50_000, self.context_window)
 
     def _primary(self) -> Endpoint:
-        return Endpoint(self.provider_name, self.model, self.base_url, self._api_key, self.tool_mode)
+        return Endpoint(self.provider_name, self.model, self.base_url, self._api_key, self.tool_mode,
+                        self.thinking_budget)
 
     async def _provider_for(self, index: int, model: str | None = None) -> tuple[Provider, str]:
         primary = self._primary()

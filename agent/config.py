@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
-PROVIDERS = ("openai", "anthropic", "local")
+PROVIDERS = ("openai", "anthropic", "openai-responses", "local")
 TOOL_MODES = ("native", "json")
-DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
-DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5", "openai-responses": "gpt-5-mini"}
+DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
+                     "openai-responses": "https://api.openai.com/v1"}
 KEY_ENV_FALLBACKS = {"openai": ("AGENTLS_API_KEY", "OPENAI_API_KEY"),
-                     "anthropic": ("AGENTLS_API_KEY", "ANTHROPIC_API_KEY"), "local": ()}
+                     "anthropic": ("AGENTLS_API_KEY", "ANTHROPIC_API_KEY"),
+                     "openai-responses": ("AGENTLS_API_KEY", "OPENAI_API_KEY"), "local": ()}
 
 
 class ConfigError(ValueError):
@@ -49,6 +51,7 @@ class Settings:
     max_retries: int = 3
     max_tokens: int | None = None
     temperature: float | None = None
+    thinking_budget: int | None = None  # Anthropic extended thinking: tokens the model may think (>= 1024)
     terminal_timeout: float = 120.0
     tool_output_limit: int | None = None
     allow_dangerous: bool = False
@@ -80,6 +83,7 @@ _ALIASES = {
     "maxIterations": "max_iterations", "contextWindow": "context_window",
     "compressionThreshold": "compression_threshold", "toolMode": "tool_mode", "auxModel": "aux_model",
     "requestTimeout": "request_timeout", "maxRetries": "max_retries", "maxTokens": "max_tokens",
+    "thinkingBudget": "thinking_budget",
     "terminalTimeout": "terminal_timeout", "toolOutputLimit": "tool_output_limit",
     "allowDangerous": "allow_dangerous", "trajectoryPath": "trajectory_path", "sessionDb": "session_db",
     "trustWorkspaceConfig": "trust_workspace_config",
@@ -96,6 +100,7 @@ _ENV = {
     "AGENTLS_MAX_ITERATIONS": "max_iterations", "AGENTLS_CONTEXT_WINDOW": "context_window",
     "AGENTLS_APPROVAL": "approval", "AGENTLS_TOOL_MODE": "tool_mode", "AGENTLS_AUX_MODEL": "aux_model",
     "AGENTLS_STREAM": "stream", "AGENTLS_SESSION_DB": "session_db", "AGENTLS_TITLES": "titles",
+    "AGENTLS_THINKING_BUDGET": "thinking_budget",
 }
 
 
@@ -146,6 +151,8 @@ def _check(s: Settings) -> None:
         raise bad("max_iterations", "must be at least 1")
     if not 0.05 <= s.compression_threshold <= 0.95:
         raise bad("compression_threshold", "must be between 0.05 and 0.95")
+    if s.thinking_budget is not None and s.thinking_budget < 1024:
+        raise bad("thinking_budget", "must be at least 1024 tokens (the API's minimum)")
     if s.context_window is not None and s.context_window < 1024:
         raise bad("context_window", "must be at least 1024 tokens")
     for key in ("request_timeout", "terminal_timeout"):

@@ -58,7 +58,8 @@ def agent_from_settings(settings: Settings, *, workspace: Path, host: Host | Non
         compression_threshold=settings.compression_threshold, approval=settings.approval,
         allow_dangerous=settings.allow_dangerous, aux_model=settings.aux_model, titles=settings.titles,
         request_timeout=settings.request_timeout, max_retries=settings.max_retries, max_tokens=settings.max_tokens,
-        temperature=settings.temperature, terminal_timeout=settings.terminal_timeout,
+        temperature=settings.temperature, thinking_budget=settings.thinking_budget,
+        terminal_timeout=settings.terminal_timeout,
         tool_output_limit=settings.tool_output_limit, trajectory_path=settings.trajectory_path,
         http_client=http_client)
     kwargs.update(overrides)
