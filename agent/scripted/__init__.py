@@ -20,9 +20,10 @@ from agentls.agent.scripted.replies import (
     tools,
     truncated,
 )
+from agentls.agent.scripted.recorded import replay
 from agentls.agent.scripted.server import ScriptedServer
 
 __all__ = [
     "RecordedRequest", "Reply", "Responder", "ScriptedServer", "ToolCallSpec", "call", "cut_stream", "empty",
-    "error", "invalid_json", "malformed_sse", "reset", "stall", "text", "tools", "truncated",
+    "error", "invalid_json", "malformed_sse", "replay", "reset", "stall", "text", "tools", "truncated",
 ]

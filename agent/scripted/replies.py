@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-Wire = Literal["openai", "anthropic"]
+Wire = Literal["openai", "anthropic", "responses"]
 ResetWhen = Literal["before", "during"]
 
 
@@ -51,6 +51,9 @@ class Reply:
     invalid_json: bool = False
     cut_after_chunks: int | None = None
     empty: bool = False
+    # a recorded response body sent verbatim (``recorded.replay``): SSE frames, or a JSON body
+    recorded: str | None = None
+    recorded_sse: bool = True
 
     @property
     def finish(self) -> str:
@@ -203,11 +206,13 @@ class RecordedRequest:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        msgs = self.body.get("messages")
+        msgs = self.body.get("input" if self.wire == "responses" else "messages")
         return [m for m in msgs if isinstance(m, dict)] if isinstance(msgs, list) else []
 
     @property
     def system(self) -> str | None:
+        if self.wire == "responses" and isinstance(self.body.get("instructions"), str):
+            return str(self.body["instructions"])
         if self.wire == "anthropic":
             sys = self.body.get("system")
             return sys if isinstance(sys, str) or sys is None else text_of(sys)

@@ -15,7 +15,8 @@ from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any, Self
 
-from agentls.agent.scripted import anthropic_wire, openai_wire
+from agentls.agent.scripted import anthropic_wire, openai_wire, responses_wire
+from agentls.agent.scripted.recorded import Issued, sse_frames
 from agentls.agent.scripted.http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
 from agentls.agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error, text
 from agentls.agent.scripted.responders import get_responder
@@ -23,7 +24,8 @@ from agentls.agent.scripted.validate import validate_anthropic, validate_openai
 
 logger = logging.getLogger("agentls.agent.scripted")
 
-_ROUTES: dict[str, WireFormat] = {"/v1/chat/completions": openai_wire.WIRE, "/v1/messages": anthropic_wire.WIRE}
+_ROUTES: dict[str, WireFormat] = {"/v1/chat/completions": openai_wire.WIRE, "/v1/messages": anthropic_wire.WIRE,
+                                  "/v1/responses": responses_wire.WIRE}
 _NOT_JSON = b"<html><body><h1>502 Bad Gateway</h1> this is not JSON</body></html>"
 
 
@@ -45,6 +47,7 @@ class ScriptedServer:
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._conns: set[asyncio.Task[Any]] = set()
+        self.issued = Issued()  # what the model side handed out that must come back unchanged
 
     # ------------------------------------------------------------ lifecycle
     async def start(self) -> Self:
@@ -131,6 +134,7 @@ class ScriptedServer:
             self._queues.clear()
             self._responders.clear()
             self.requests.clear()
+            self.issued = Issued()
 
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}{next(self._ids)}"
@@ -251,7 +255,8 @@ class ScriptedServer:
             rec.stream = body.get("stream") is True
             if self.strict:
                 rec.rejected = (validate_openai(body) if wire.name == "openai"
-                                else validate_anthropic(body, req.headers))
+                                else validate_anthropic(body, req.headers) if wire.name == "anthropic"
+                                else None) or self.issued.check(wire.name, body, rec.model)
         if rec.rejected is not None:
             logger.warning("scripted provider: rejected %s request #%d: %s", wire.name, len(self.requests),
                            rec.rejected)
@@ -287,6 +292,11 @@ class ScriptedServer:
         include_usage = isinstance(rec.body.get("stream_options"), dict) and bool(
             rec.body["stream_options"].get("include_usage"))
         ctx = RenderContext(rec.model or "scripted", len(rec.raw), include_usage, self._new_id)
+        if reply.recorded is not None:
+            self.issued.learn(wire.name, reply.recorded, reply.recorded_sse)
+            if reply.recorded_sse:
+                return await self._stream(conn, sse_frames(reply.recorded), reply, extra, keep)
+            return await self._send_plain(conn, 200, reply.recorded.encode(), extra, keep, reply)
         if reply.invalid_json and not rec.stream:
             return await self._send_plain(conn, 200, _NOT_JSON, extra, keep, reply)
         if rec.stream or reply.malformed_sse:
@@ -294,8 +304,10 @@ class ScriptedServer:
                 frames = wire.garbage_frames(reply.malformed_sse)
             else:
                 frames = wire.sse_frames(reply, ctx)
+                self.issued.learn(wire.name, b"".join(frames).decode(), True)
             return await self._stream(conn, frames, reply, extra, keep)
         body = json.dumps(wire.json_body(reply, ctx), ensure_ascii=False).encode()
+        self.issued.learn(wire.name, body.decode(), False)
         return await self._send_plain(conn, 200, body, extra, keep, reply)
 
     async def _stream(self, conn: Conn, frames: list[bytes], reply: Reply, extra: dict[str, str],
