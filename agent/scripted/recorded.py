@@ -62,14 +62,14 @@ def _events(body: str, sse: bool) -> list[Any]:
     if not sse:
         try:
             return [json.loads(body)]
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
     out: list[Any] = []
     for line in body.splitlines():
         if line.startswith("data:"):
             try:
                 out.append(json.loads(line[5:].strip()))
-            except ValueError:
+            except (ValueError, RecursionError):  # a recording made to break parsers breaks no memory
                 continue
     return out
 
