@@ -148,8 +148,12 @@ def repair(messages: Iterable[Any]) -> list[Message]:
         if not out or out[-1].get("role") == "system":
             out.append({"role": "user", "content": LEADING_PLACEHOLDER})
         if out[-1].get("role") == "assistant":
-            prev = dict(out.pop())
-            msg["content"] = _merge_content(prev.get("content"), msg.get("content")) or None
+            earlier = out.pop()
+            msg["content"] = _merge_content(earlier.get("content"), msg.get("content")) or None
+            if "provider_data" in earlier and "provider_data" not in msg:  # what a provider needs back stays
+                msg["provider_data"] = earlier["provider_data"]
+                if "reasoning" in earlier and "reasoning" not in msg:
+                    msg["reasoning"] = earlier["reasoning"]
         if calls:
             msg["tool_calls"] = calls
         out.append(msg)
