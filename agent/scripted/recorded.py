@@ -94,8 +94,10 @@ class Issued:
     def _learn_anthropic(self, events: list[dict[str, Any]]) -> None:
         blocks: dict[int, dict[str, Any]] = {}
         for ev in events:
+            if ev.get("type") == "message_start" and isinstance(ev.get("message"), dict):
+                ev = ev["message"]  # its content, when it carries some
             if ev.get("type") == "message" or isinstance(ev.get("content"), list):
-                blocks.update(enumerate(b for b in ev.get("content") or [] if isinstance(b, dict)))
+                blocks.update(enumerate(dict(b) for b in ev.get("content") or [] if isinstance(b, dict)))
             elif ev.get("type") == "content_block_start":
                 blocks[ev.get("index", len(blocks))] = dict(ev.get("content_block") or {})
             elif ev.get("type") == "content_block_delta":
