@@ -153,6 +153,17 @@ optionId string, or nil to cancel."
                                      (list :cwd (expand-file-name default-directory)))))
         (puthash server (plist-get result :sessionId) agentls--sessions))))
 
+(defun agentls--flush-changes (server)
+  "Send the edits eglot has not yet sent to SERVER, in every buffer it manages.
+eglot batches buffer changes and sends `textDocument/didChange' once Emacs
+has been idle for `eglot-send-changes-idle-time'; a turn started before
+that would read the old text.  eglot has no public function for this, so
+this calls its own (present from eglot 1.9 to the Emacs 30 version)."
+  (dolist (buffer (eglot--managed-buffers server))
+    (when (buffer-live-p buffer)
+      (with-current-buffer buffer
+        (eglot--signal-textDocument/didChange)))))
+
 (defun agentls--uri (file)
   "The file:// URI of FILE."
   (if (fboundp 'eglot-path-to-uri)
@@ -435,6 +446,7 @@ OPTIONS are the server's; return the chosen optionId or nil."
   (let* ((server (agentls--server))
          (session (agentls--session server))
          (root (expand-file-name default-directory))
+         (_flushed (agentls--flush-changes server))
          (params
           (if (and beg end buffer-file-name)
               (vector (list :type "text" :text prompt)
@@ -460,6 +472,7 @@ OPTIONS are the server's; return the chosen optionId or nil."
   "Add TEXT as guidance to the running turn."
   (interactive "sSteer agentls: ")
   (let* ((server (agentls--server))
+         (_flushed (agentls--flush-changes server))
          (result (jsonrpc-request server :agent/steer
                                   (list :sessionId (agentls--session server) :text text))))
     (agentls--in-chat (agentls--notice (format "↪ steer (%s): %s" (plist-get result :outcome) text)))))

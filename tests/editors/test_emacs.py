@@ -67,6 +67,8 @@ def test_eglot_turn_against_real_server(tmp_path: Path, scripted: ScriptedServer
         tools(call("write_file", {"path": "hello.txt", "content": "hello from emacs\n"})),
         text("Wrote hello.txt for you."),
         text("A short note."),
+        tools(call("read_file", {"path": "notes.txt"})),
+        text("Read it."),
     )
     agentls = shutil.which("agentls", path=str(BIN))
     cmd = [agentls, "lsp"] if agentls else [sys.executable, "-m", "agentls.server", "lsp"]
@@ -78,5 +80,10 @@ def test_eglot_turn_against_real_server(tmp_path: Path, scripted: ScriptedServer
     output = f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
     print(output)
     assert proc.returncode == 0 and "PASS" in proc.stdout, output
-    region_turn = [r for r in scripted.requests if r.headers.get("x-agentls-purpose", "turn") == "turn"][-1]
+    turns = [r for r in scripted.requests if r.headers.get("x-agentls-purpose", "turn") == "turn"]
+    region_turn = next(r for r in turns if (r.last_user_text or "").startswith("Summarise this"))
     assert f'<resource uri="{(ws / "notes.txt").as_uri()}">' in (region_turn.last_user_text or "")
+    # The read after an unsaved edit saw the edit: agentls-ask flushed eglot's pending didChange first.
+    read_result = [m for m in turns[-1].messages if m["role"] == "tool"][-1]
+    assert "Unsaved line typed just before asking." in str(read_result["content"]), read_result
+    assert not (ws / "notes.txt").read_text().count("Unsaved line"), "the edit stayed in the buffer"

@@ -80,6 +80,18 @@
       (agentls-test-wait 30 (lambda () done) "the region turn to answer")
       (agentls-test-has "[region of notes.txt]")
       (agentls-test-has "A short note.")
+      ;; An edit eglot has not sent yet (it batches changes until Emacs is idle; the idle time is
+      ;; made long so it never fires here): agentls-ask must flush it, so the agent reads this text.
+      (setq done nil)
+      (with-current-buffer (find-file-noselect (expand-file-name "notes.txt" ws))
+        (setq-local eglot-send-changes-idle-time 3600)
+        (goto-char (point-max))
+        (insert "Unsaved line typed just before asking.\n")
+        (unless eglot--recent-changes (agentls-test-fail "eglot already sent the change"))
+        (agentls-ask "Read notes.txt"))
+      (agentls-test-wait 30 (lambda () done) "the read turn to answer")
+      (when (cadr done) (agentls-test-fail "the read turn failed: %S" (cadr done)))
+      (agentls-test-has "Read it.")
       (princ "PASS emacs eglot\n")
       (kill-emacs 0))
   (error (agentls-test-fail "error: %S" err)))
