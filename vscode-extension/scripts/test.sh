@@ -5,6 +5,9 @@
 # headless Chromium (skipped with a message when there is no Chromium), and the
 # wire test against the real `agentls lsp` (skipped with a message when the
 # Python side is not importable; python from $AGENTLS_PYTHON, default ../.venv/bin/python).
+# Then the real-VS-Code suite (npm run test:workbench): the .vsix just packaged, installed into
+# code-server (VS Code's workbench; ../scripts/editors/install-code-server caches it) and driven in
+# headless Chromium. AGENTLS_REAL_EDITORS=skip skips it; =require makes a missing piece a failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,17 +48,34 @@ npm test 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 say "npm run package"
+packaged=0
+rm -f agentls-*.vsix
 if npm run --silent package >"$log.pkg" 2>&1; then
   tail -n 3 "$log.pkg" >&2
+  packaged=1
 else
   cat "$log.pkg" >&2
   say "packaging failed"
   status=1
 fi
 
-passed=$(grep -Eo '^ +[0-9]+ passing' "$log" | grep -Eo '[0-9]+' | tail -1)
-failed=$(grep -Eo '^ +[0-9]+ failing' "$log" | grep -Eo '[0-9]+' | tail -1)
-skipped=$(grep -Eo '^ +[0-9]+ pending' "$log" | grep -Eo '[0-9]+' | tail -1)
+if [ "${AGENTLS_REAL_EDITORS:-auto}" = skip ]; then
+  say "real VS Code suite skipped (AGENTLS_REAL_EDITORS=skip)"
+elif [ $packaged -eq 1 ]; then
+  say "real VS Code: the .vsix in code-server, driven in headless Chromium"
+  start=$(date +%s)
+  npm run --silent test:workbench 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  say "real VS Code suite took $(( $(date +%s) - start )) s"
+else
+  say "real VS Code suite not run: there is no .vsix"
+  [ "${AGENTLS_REAL_EDITORS:-auto}" = require ] && status=1
+fi
+
+count() { grep -Eo "^ +[0-9]+ $1" "$log" | grep -Eo '[0-9]+' | awk '{ s += $1 } END { print s + 0 }'; }
+passed=$(count passing)
+failed=$(count failing)
+skipped=$(count pending)
 rm -f "$log" "$log.pkg"
 echo "vscode-extension: ${passed:-0} passed, ${failed:-0} failed, ${skipped:-0} skipped"
 exit $status

@@ -67,6 +67,28 @@ export function within<T>(what: string, ms: number, promise: Promise<T>): Promis
   ]);
 }
 
+/** `python -m agentls.agent.scripted --port 0 ...args` and the URLs it prints on its first line. */
+export async function startScriptedProvider(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ child: ChildProcess; urls: Urls }> {
+  const child = spawn(PYTHON, ['-m', 'agentls.agent.scripted', '--port', '0', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    const firstLine = await within(
+      'the scripted provider to print its URLs',
+      30_000,
+      new Promise<string>((resolve, reject) => {
+        const rl = createInterface({ input: child.stdout! });
+        rl.once('line', (l) => resolve(l));
+        child.once('exit', (code) => reject(new Error(`scripted provider exited (${code}): ${stderr.slice(-2000)}`)));
+      }),
+    );
+    return { child, urls: JSON.parse(firstLine) as Urls };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
 export interface AgentlsRig {
   conn: MessageConnection;
   urls: Urls;
@@ -132,20 +154,8 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
   };
 
   try {
-    const provider = spawn(PYTHON, ['-m', 'agentls.agent.scripted', '--port', '0', '--responder', 'demo'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child: provider, urls } = await startScriptedProvider(env, ['--responder', 'demo']);
     children.push(provider);
-    let providerStderr = '';
-    provider.stderr!.on('data', (d: Buffer) => (providerStderr += d.toString()));
-    const firstLine = await within(
-      'the scripted provider to print its URLs',
-      20_000,
-      new Promise<string>((resolve, reject) => {
-        const rl = createInterface({ input: provider.stdout! });
-        rl.once('line', (l) => resolve(l));
-        provider.once('exit', (code) => reject(new Error(`scripted provider exited (${code}): ${providerStderr.slice(-2000)}`)));
-      }),
-    );
-    const urls = JSON.parse(firstLine) as Urls;
 
     const server = spawn(PYTHON, ['-m', 'agentls.server', 'lsp'], { cwd: workspace, env, stdio: ['pipe', 'pipe', 'pipe'] });
     children.push(server);
