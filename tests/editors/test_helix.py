@@ -222,7 +222,10 @@ def test_the_agent_code_action_applies_an_edit_and_removes_the_comment(helix: St
     assert "app.py" in str(turn.messages) and "line 2" in str(turn.messages)
 
     editor.command("write")
-    editor.tmux.wait("the buffer to be saved", lambda s: "[+]" not in s[-2])
+    # Helix sends didSave once the file is written ("[+]" goes from the status line earlier than that).
+    editor.tmux.poll("textDocument/didSave (helix.log)",
+                     lambda: True if '"method":"textDocument/didSave"' in editor.log.read_text(errors="replace") else None)
+    assert "[+]" not in editor.statusline()
     assert (editor.ws / "app.py").read_text() == GREETED
 
 

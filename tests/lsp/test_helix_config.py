@@ -1,7 +1,7 @@
 """editors/helix/languages.toml: it parses, and what it sends is a working configuration.
 
-(Helix is not installable on this Debian bookworm machine; test_commands.py drives the server with
-Helix 25.01's client capabilities and this file's config table.)
+(Without Helix: test_commands.py drives the server with Helix 25.01's client capabilities and this file's
+config table. Real Helix with this file: tests/editors/test_helix.py.)
 """
 
 from __future__ import annotations
