@@ -64,7 +64,7 @@ if [ "${AGENTLS_REAL_EDITORS:-auto}" = skip ]; then
 elif [ $packaged -eq 1 ]; then
   say "real VS Code: the .vsix in code-server, driven in headless Chromium"
   start=$(date +%s)
-  npm run --silent test:workbench 2>&1 | tee -a "$log"
+  AGENTLS_VSIX="$(ls "$PWD"/agentls-*.vsix | head -1)" npm run --silent test:workbench 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   say "real VS Code suite took $(( $(date +%s) - start )) s"
 else

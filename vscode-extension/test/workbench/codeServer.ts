@@ -35,15 +35,17 @@ export function findCodeServer(): { path?: string; why?: string } {
   return { why: `${INSTALLER} failed (exit ${r.status ?? r.error?.message})` };
 }
 
-/** The newest agentls-*.vsix in the extension folder (`npm run package` makes it), or $AGENTLS_VSIX. */
-export function findVsix(extRoot: string): string | undefined {
-  if (process.env.AGENTLS_VSIX) return process.env.AGENTLS_VSIX;
-  const found = fs
-    .readdirSync(extRoot)
-    .filter((f) => /^agentls-.*\.vsix$/.test(f))
-    .map((f) => path.join(extRoot, f))
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  return found[0];
+/** $AGENTLS_VSIX, else a fresh package: `npm run package` here (esbuild, then vsce; a few seconds). */
+export function packageVsix(extRoot: string): { path?: string; why?: string } {
+  if (process.env.AGENTLS_VSIX) {
+    const given = process.env.AGENTLS_VSIX;
+    return fs.existsSync(given) ? { path: given } : { why: `AGENTLS_VSIX=${given} does not exist` };
+  }
+  for (const f of fs.readdirSync(extRoot)) if (/^agentls-.*\.vsix$/.test(f)) fs.rmSync(path.join(extRoot, f));
+  const r = spawnSync('npm', ['run', '--silent', 'package'], { cwd: extRoot, encoding: 'utf8', timeout: 300_000 });
+  const built = fs.readdirSync(extRoot).find((f) => /^agentls-.*\.vsix$/.test(f));
+  if (r.status === 0 && built) return { path: path.join(extRoot, built) };
+  return { why: `npm run package failed (exit ${r.status ?? r.error?.message}):\n${r.stdout}\n${r.stderr}` };
 }
 
 export interface CodeServer {

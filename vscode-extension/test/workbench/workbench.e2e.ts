@@ -7,8 +7,8 @@
  * page's screenshot, the code-server log and the provider's recorded requests are kept in
  * test-artifacts/vscode-workbench/ at the repository root.
  *
- * Run: `npm run test:workbench` (after `npm run package`). AGENTLS_REAL_EDITORS=skip skips it,
- * =require makes a missing code-server or Chromium a failure (CI).
+ * Run: `npm run test:workbench` (it packages the .vsix first, or takes $AGENTLS_VSIX).
+ * AGENTLS_REAL_EDITORS=skip skips it, =require makes a missing code-server or Chromium a failure (CI).
  */
 
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from '../webview/harness';
 import { EXT_ROOT, PYTHON, agentlsUnavailable, sleep, startScriptedProvider, type Reply, type Urls } from '../wire/agentls';
-import { ARTIFACTS, findCodeServer, findVsix, realEditorsMode, startCodeServer, type CodeServer } from './codeServer';
+import { ARTIFACTS, findCodeServer, packageVsix, realEditorsMode, startCodeServer, type CodeServer } from './codeServer';
 
 const KEY_ENV = 'AGENTLS_WORKBENCH_TEST_KEY';
 const ORIGINAL = 'def greet(name):\n    return name\n';
@@ -65,8 +65,8 @@ describe('real VS Code: the packaged extension in code-server', function () {
     if (!chromiumPath) skipOrFail(this, 'no Chromium (apt-get install chromium, or set CHROMIUM_PATH)');
     const unavailable = agentlsUnavailable();
     if (unavailable) skipOrFail(this, unavailable);
-    const vsix = findVsix(EXT_ROOT);
-    if (!vsix) skipOrFail(this, 'no agentls-*.vsix: run `npm run package` first');
+    const vsix = packageVsix(EXT_ROOT);
+    if (!vsix.path) throw new Error(`no .vsix to install: ${vsix.why}`);
     const cs = findCodeServer();
     if (!cs.path) skipOrFail(this, `no code-server: ${cs.why}`);
 
@@ -76,7 +76,7 @@ describe('real VS Code: the packaged extension in code-server', function () {
     const agentls = path.join(bin, 'agentls');
     server = await startCodeServer({
       codeServer: cs.path!,
-      vsix: vsix!,
+      vsix: vsix.path,
       files: { 'greet.py': ORIGINAL },
       settings: {
         ...(fs.existsSync(agentls)
