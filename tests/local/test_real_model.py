@@ -145,6 +145,6 @@ async def test_agentls_run_with_no_key_uses_the_local_model(workspace: Path, tmp
     assert proc.returncode == 0, err[-3000:]
     assert "local model" in err.lower()  # the honest notice, on stderr
     result = json.loads(out)
-    assert _read_calls(result.messages, workspace), result.messages
-    answer = (result.final_response or "").lower()
-    assert "markdown" in answer and "csv" in answer, (result.final_response, err[-2000:])
+    assert _read_calls(result["messages"], workspace), result["messages"]
+    answer = (result["final_response"] or "").lower()
+    assert "markdown" in answer and "csv" in answer, (result["final_response"], err[-2000:])
