@@ -13,6 +13,7 @@ from agentls.agent.agent import AIAgent
 from agentls.agent.config import Settings
 from agentls.agent.host import Host
 from agentls.agent.resolve import agent_from_settings
+from agentls.agent.sessions.lease import LeaseHolder
 from agentls.agent.sessions.store import SessionRecord, SessionStore, default_db_path
 
 log = logging.getLogger("agentls.server")
@@ -32,7 +33,9 @@ class UnknownSession(KeyError):
 
 class SessionManager:
     def __init__(self, *, settings_for: SettingsFor, host_factory: HostFactory, default_cwd: Path,
-                 db_path: Path | None = None, **agent_overrides: Any) -> None:
+                 db_path: Path | None = None, on_notice: Callable[[str], None] | None = None,
+                 **agent_overrides: Any) -> None:
+        self._on_notice = on_notice
         self._settings_for = settings_for
         self._host_factory = host_factory
         self.default_cwd = default_cwd
@@ -43,13 +46,22 @@ class SessionManager:
         self._open_lock = asyncio.Lock()
 
     async def _ensure_open(self) -> SessionStore:
-        """The store, opened once; concurrent first requests wait for the same open."""
+        """The store, opened once; concurrent first requests wait for the same open. A store that cannot be
+        opened raises ``StoreError`` (naming the file) now and is tried again by the next request."""
         async with self._open_lock:
             if self.store is None:
                 store = SessionStore(self._db_path or default_db_path())
                 await store.open()
                 self.store = store  # published only once it is open
+                for notice in store.notices:  # a damaged file moved aside, a read-only store
+                    if self._on_notice is not None:
+                        self._on_notice(notice)
         return self.store
+
+    async def running_elsewhere(self, session_id: str) -> LeaseHolder | None:
+        """The other process running a turn of this session right now, if any."""
+        store = await self._ensure_open()
+        return await store.lease_holder(session_id)
 
     def _build(self, session_id: str, cwd: Path, system_message: str | None = None) -> AIAgent:
         settings = self._settings_for(cwd)

@@ -29,7 +29,7 @@ from acp.schema import (
 from agentls.agent.replay import replay_updates
 from agentls.server.acp import auth, commands, ext, modes, turns
 from agentls.server.acp.caps import ClientState, initialize_result
-from agentls.server.acp.errors import invalid_params
+from agentls.server.acp.errors import invalid_params, store_errors
 from agentls.server.acp.session import AcpSession
 from agentls.server.acp.sessions import Sessions
 from agentls.server.acp.stdio import LineTransport
@@ -83,7 +83,8 @@ class AgentlsAcp(Agent):
     # ----- session lifecycle -----------------------------------------------------------------
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        session = await self.sessions.create(cwd, mcp_servers)
+        with store_errors():
+            session = await self.sessions.create(cwd, mcp_servers)
         self._after_reply(session)
         return NewSessionResponse.model_validate({"sessionId": session.session_id, "modes": modes.mode_state(session),
                                                   "configOptions": modes.config_options(session)})
@@ -91,24 +92,33 @@ class AgentlsAcp(Agent):
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse | None:
-        session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+        with store_errors():
+            session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+            elsewhere = await self.sessions.manager.running_elsewhere(session_id)
         assert session.agent is not None
         for update in replay_updates(session.agent.messages, session.agent.root):  # the whole history, before the answer
             await session.sink.send(update)
         await session.sink.send(commands.available_commands_update())
-        return LoadSessionResponse.model_validate({"modes": modes.mode_state(session),
-                                                   "configOptions": modes.config_options(session)})
+        response: dict[str, Any] = {"modes": modes.mode_state(session), "configOptions": modes.config_options(session)}
+        if elsewhere is not None:  # readable, but a prompt here is refused until that turn ends
+            log.warning("session %s is running a turn in another process: %s", session_id, elsewhere.describe())
+            response["_meta"] = {"agentls": {"runningElsewhere": {**elsewhere.to_json(), "message": (
+                f"this session is running a turn in another agentls process ({elsewhere.describe()}); a prompt "
+                "here is refused until that turn ends")}}}
+        return LoadSessionResponse.model_validate(response)
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
-        session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+        with store_errors():
+            session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
         self._after_reply(session)
         return ResumeSessionResponse.model_validate({"modes": modes.mode_state(session),
                                                      "configOptions": modes.config_options(session)})
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        infos, next_cursor = await self.sessions.list(cwd, cursor)
+        with store_errors():
+            infos, next_cursor = await self.sessions.list(cwd, cursor)
         return ListSessionsResponse.model_validate({"sessions": infos, "nextCursor": next_cursor})
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
@@ -137,10 +147,11 @@ class AgentlsAcp(Agent):
             return PromptResponse(stop_reason="refusal")
         blocks = _blocks(prompt)
         command = commands.parse(blocks)
-        if command is not None:
-            reason = await turns.serialized(session, lambda _: commands.run(self.sessions, session, *command))
-        else:
-            reason = await turns.prompt(self.sessions, session, blocks)
+        with store_errors():
+            if command is not None:
+                reason = await turns.serialized(session, lambda _: commands.run(self.sessions, session, *command))
+            else:
+                reason = await turns.prompt(self.sessions, session, blocks)
         return PromptResponse.model_validate({"stopReason": reason})
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -149,7 +160,8 @@ class AgentlsAcp(Agent):
             turns.cancel(session)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await ext.dispatch(self.sessions, method, params)
+        with store_errors():
+            return await ext.dispatch(self.sessions, method, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignoring extension notification _%s", method)

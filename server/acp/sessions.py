@@ -53,6 +53,7 @@ class Sessions:
         self._settings: dict[Path, Settings] = {}
         self._manager: SessionManager | None = None
         self._config_errors: dict[str, str] = {}
+        self._store_notices: list[str] = []  # shown once, at the start of the next prompt's answer
 
     # ----- plumbing --------------------------------------------------------------------------
     @property
@@ -65,7 +66,8 @@ class Sessions:
             except ConfigError:
                 db = None
             self._manager = SessionManager(settings_for=self._settings_for, host_factory=self._host_for,
-                                           default_cwd=Path.cwd(), db_path=Path(db).expanduser() if db else None)
+                                           default_cwd=Path.cwd(), db_path=Path(db).expanduser() if db else None,
+                                           on_notice=self._store_notices.append)
         return self._manager
 
     def _settings_for(self, cwd: Path) -> Settings:
@@ -109,6 +111,8 @@ class Sessions:
             from agentls.agent.local import LOCAL_MODEL_NOTICE
 
             notes.append(LOCAL_MODEL_NOTICE)
+        notes += self._store_notices
+        self._store_notices.clear()
         for note in notes:
             log.warning("%s", note)
         session.notice = "\n\n".join(notes) or None

@@ -10,6 +10,7 @@ from lsprotocol import types
 from agentls.server.lsp import commands, methods
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND
 from agentls.server.lsp.server import AgentServer
+from agentls.server.lsp.sessions import store_errors
 
 
 # The agent/* requests: each takes (server, raw params) and validates the params itself.
@@ -27,7 +28,7 @@ AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
 
 def register(server: AgentServer) -> None:
     for name, handler in AGENT_METHODS.items():
-        server.feature(name)(handler)
+        server.feature(name)(store_errors(handler))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:

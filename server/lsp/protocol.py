@@ -178,8 +178,9 @@ class AgentProtocol(LanguageServerProtocol):
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(self, params: Any) -> Any:  # type: ignore[override]
         from agentls.server.lsp.commands import execute
+        from agentls.server.lsp.sessions import store_errors
 
-        return await execute(self._server, params)
+        return await store_errors(execute)(self._server, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams

@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -29,6 +31,34 @@ log = logging.getLogger("agentls.lsp.sessions")
 
 class ModelUnavailable(JsonRpcException):
     CODE = -32603
+
+
+class StoreProblem(JsonRpcException):
+    """The session store cannot serve the request (damaged beyond repair, read-only, a directory, another
+    process driving the session): -32603 with a message naming the file, never a traceback."""
+
+    CODE = -32603
+
+
+Handler = Callable[["AgentServer", Any], Awaitable[dict[str, Any]]]
+
+
+def store_errors(handler: Handler) -> Handler:
+    """``handler`` with the store's own errors answered in words (and ``data.reason``)."""
+    from agentls.agent.sessions.lease import SessionBusy
+    from agentls.agent.sessions.schema import StoreError
+
+    @functools.wraps(handler)
+    async def wrapped(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        try:
+            return await handler(ls, raw)
+        except SessionBusy as exc:
+            raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionBusy",
+                                                         "runningElsewhere": exc.holder.to_json()}) from None
+        except StoreError as exc:
+            raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionStore"}) from None
+
+    return wrapped
 
 
 def _no_model(exc: ConfigError) -> ModelUnavailable:
@@ -54,7 +84,9 @@ class Sessions:
             db = ls.settings_for(ls.root).session_db
             self._manager = SessionManager(settings_for=ls.settings_for, default_cwd=ls.root,
                                            host_factory=lambda sid, cwd: LspHost(ls, sid, cwd),
-                                           db_path=Path(db).expanduser() if db else None)
+                                           db_path=Path(db).expanduser() if db else None,
+                                           on_notice=lambda text: ls.show(types.MessageType.Warning,
+                                                                          f"agentls: {text}"))
         return self._manager
 
     async def create(self, cwd: Path | None = None, system_message: str | None = None) -> str:
