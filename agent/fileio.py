@@ -215,6 +215,18 @@ class _LineReader:
         line = b"".join(kept)
         return (line[:-1] if line.endswith(b"\r") else line), cut
 
+    async def at_end(self) -> bool:
+        """Whether nothing follows (reads at most one more chunk, never a whole line)."""
+        if self.pos < len(self.buffer):
+            return False
+        if self.eof:
+            return True
+        data = await anyio.to_thread.run_sync(os.read, self.fd, CHUNK)
+        self.read += len(data)
+        self.eof = not data
+        self.buffer, self.pos = data, 0
+        return self.eof
+
 
 async def read_window(path: str | os.PathLike[str], offset: int, limit: int, *, max_line_chars: int,
                       dir_fd: int | None = None, follow: bool = True, max_scan: int = MAX_SCAN_BYTES,
@@ -234,16 +246,18 @@ async def read_window(path: str | os.PathLike[str], offset: int, limit: int, *, 
         number = 0
         while True:
             number += 1
+            if number >= offset + limit:  # the window is full: more lines only if any byte follows
+                window.more = not await reader.at_end()
+                if not window.more:
+                    window.total = number - 1
+                return window
             if reader.read > max_scan:
                 window.more = window.stopped = True
                 return window
-            wanted = offset <= number < offset + limit
+            wanted = offset <= number
             got = await reader.next_line(keep=wanted)
             if got is None:
                 window.total = number - 1
-                return window
-            if number >= offset + limit:
-                window.more = True
                 return window
             if not wanted:
                 continue

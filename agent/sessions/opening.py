@@ -197,11 +197,13 @@ async def _connect_read_only(path: Path) -> aiosqlite.Connection:
 
 
 def _private(path: Path) -> None:
-    """Transcripts are private: 0600 when the file is ours and looser; never fatal."""
+    """Transcripts are private: no access for group and others when the file is ours (the owner's bits stay:
+    a file the user made read-only stays read-only); never fatal."""
     with contextlib.suppress(OSError):
         st = path.stat()
-        if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077:
-            os.chmod(path, 0o600)
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_uid == os.getuid() and mode & 0o077:
+            os.chmod(path, mode & ~0o077)
 
 
 def _cannot_write(exc: BaseException, path: Path) -> bool:

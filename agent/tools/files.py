@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 import os
+import random
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
 
 from agentls.agent import events
@@ -36,7 +38,7 @@ def resolve(ctx: ToolContext, raw: object) -> Path:
 
 
 WINDOW_FROM_BYTES = 1_000_000  # larger files are read as a window of lines, never whole
-WRITE_ATTEMPTS = 5
+WRITE_ATTEMPTS = 10
 
 
 def _refused(rel: str, exc: OSError) -> ToolFailure:
@@ -138,7 +140,7 @@ async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: 
     notes: list[str] = []
     async with lock_for(path):
         base, content = old, new
-        for _ in range(WRITE_ATTEMPTS):
+        for attempt in range(WRITE_ATTEMPTS):
             current = await read_current(ctx, path)
             if current != base:
                 if redo is None or current is None:
@@ -158,6 +160,7 @@ async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: 
             outcome = await ctx.host.write_text(path, content, previous=base)
             if not outcome.conflict:
                 break
+            await anyio.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # another process is writing it too
         else:
             return ToolOutput(f"{ask} of {rel} was not applied: the file kept changing on disk while it was being "
                               f"written ({WRITE_ATTEMPTS} attempts); nothing was written", is_error=True)
