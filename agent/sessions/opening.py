@@ -52,12 +52,18 @@ class Opened:
     notices: list[str] = field(default_factory=list)
 
 
-def damaged(exc: BaseException) -> bool:
-    """SQLite's own verdict that the file is not a (sound) database; never a lock or a permission."""
-    if not isinstance(exc, sqlite3.DatabaseError) or isinstance(exc, sqlite3.OperationalError):
-        return False
-    name = getattr(exc, "sqlite_errorname", "")
-    return name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "malformed" in str(exc) or "not a database" in str(exc)
+def damaged(exc: BaseException | None) -> bool:
+    """SQLite's own verdict that the file is not a (sound) database (also when a failed rollback hides it);
+    never a lock or a permission."""
+    seen = 0
+    while exc is not None and seen < 5:
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            name = getattr(exc, "sqlite_errorname", "")
+            if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "malformed" in str(exc) or "not a database" in str(exc):
+                return True
+        exc = exc.__context__
+        seen += 1
+    return False
 
 
 def header_problem(path: Path) -> str | None:
