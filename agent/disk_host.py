@@ -17,7 +17,16 @@ from pathlib import Path
 import anyio.to_thread
 
 from agentls.agent import safe_write
-from agentls.agent.fileio import MAX_TEXT_BYTES, TextWindow, decode_text, open_regular, read_fd, read_window
+from agentls.agent.fileio import (
+    CHUNK,
+    MAX_TEXT_BYTES,
+    TextWindow,
+    decode_text,
+    open_regular,
+    read_fd,
+    read_fd_capped,
+    read_window,
+)
 from agentls.agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
 from agentls.agent.process import run_process
@@ -49,18 +58,26 @@ class DiskHost:
         ``FileTooLarge``), UTF-8, universal newlines."""
         target = self._confined(path)
 
-        def parent_and_open() -> tuple[int, os.stat_result]:
+        def open_and_read_small() -> tuple[int, os.stat_result, bytes | None]:
+            """One thread hop for the usual case: a small file is read right after it is opened."""
             dirfd, name = safe_write.open_parent(self._root, target, create=False)
             try:
-                return open_regular(name, follow=False, dir_fd=dirfd, shown=target)
+                fd, st = open_regular(name, follow=False, dir_fd=dirfd, shown=target)
             finally:
                 os.close(dirfd)
+            if st.st_size > CHUNK:
+                return fd, st, None
+            try:
+                return -1, st, read_fd_capped(fd, MAX_TEXT_BYTES, target, st.st_size)
+            finally:
+                os.close(fd)
 
-        fd, st = await anyio.to_thread.run_sync(parent_and_open, abandon_on_cancel=True)
-        try:
-            data = await read_fd(fd, MAX_TEXT_BYTES, target, st.st_size)
-        finally:
-            os.close(fd)
+        fd, st, data = await anyio.to_thread.run_sync(open_and_read_small, abandon_on_cancel=True)
+        if data is None:  # a large file: chunk by chunk, so a cancel lands between chunks
+            try:
+                data = await read_fd(fd, MAX_TEXT_BYTES, target, st.st_size)
+            finally:
+                os.close(fd)
         return decode_text(data)
 
     async def read_window(self, path: Path, offset: int, limit: int, max_line_chars: int) -> TextWindow:
