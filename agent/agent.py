@@ -18,6 +18,8 @@ from agentls.agent import events
 from agentls.agent.budget import IterationBudget
 from agentls.agent.host import Host
 from agentls.agent.disk_host import DiskHost, UpdateCallback
+from agentls.agent.local.prompt import CompactSchemas
+from agentls.agent.tool_views import ToolViews
 from agentls.agent.loop.finalize import finalize, result
 from agentls.agent.loop.state import TurnState
 from agentls.agent.loop.turn import run_turn
@@ -29,6 +31,7 @@ from agentls.agent.providers.base import Provider
 from agentls.agent.providers.factory import Endpoint, build_provider, parse_fallback
 from agentls.agent.session_ops import SessionOps
 from agentls.agent.tools.base import Tool
+from agentls.agent.tools.reads import ReadLedger
 from agentls.agent.tools.registry import BUILTIN_TOOLS, ToolRegistry
 from agentls.agent.transcript import repair
 from agentls.agent.types import Message, SessionUpdate
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("agentls.agent")
 
 
-class AIAgent(SessionOps):
+class AIAgent(SessionOps, ToolViews):
     """One agent session. Construction stores configuration only; setup happens on first use."""
 
     def __init__(
@@ -128,6 +131,8 @@ class AIAgent(SessionOps):
         self.system_prompt: str | None = None
         self.last_prompt_tokens: int | None = None
         self.plan: list[dict[str, Any]] = []
+        self.reads = ReadLedger()  # read before overwrite (agent/tools/reads.py)
+        self._compact = CompactSchemas()
         self._lock = asyncio.Lock()
         self._running = False
         self._interrupt_requested = False
@@ -188,7 +193,9 @@ class AIAgent(SessionOps):
 
     async def _close_providers(self) -> None:
         if self._local is not None:
-            await self._local.stop()
+            from agentls.agent.local import shared
+
+            await shared.release(self, self._local)
         if self._client is not None and self._owns_client:
             await self._client.aclose()
 
@@ -238,6 +245,10 @@ class AIAgent(SessionOps):
             if endpoint.provider == "local":
                 base_url = await self._local_url(endpoint.model)
             provider = build_provider(endpoint, self._client, base_url)
+            if endpoint.provider == "local":  # the processed prompt survives the run (agent/local/slots.py)
+                from agentls.agent.local.slots import SlotCachingProvider
+
+                provider = SlotCachingProvider(provider, self._local)
             self._providers[endpoint.key()] = provider
         elif endpoint.provider == "local":
             await self._local_url(endpoint.model)
@@ -245,10 +256,10 @@ class AIAgent(SessionOps):
 
     async def _local_url(self, model: str) -> str:
         if self._local is None:
-            from agentls.agent.local.runtime import LocalModelServer
+            from agentls.agent.local import shared
 
             path = self._local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
-            self._local = LocalModelServer(Path(path) if path else None, progress=self._local_progress)
+            self._local = shared.acquire(self, Path(path) if path else None, progress=self._local_progress)
         url: str = await self._local.ensure_running()
         return url
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from agentls.agent.outcome import FailedCall, FileChange, Refusal
 from agentls.agent.types import ErrorInfo, Message, Usage, empty_usage
 
 
@@ -30,6 +31,13 @@ class TurnResult:
     error: ErrorInfo | None = None  # set when a model call failed (also when the grace call of a spent budget did)
     pending_steer: str | None = None  # a steer that arrived after the last tool round: the caller decides
     cleanup_errors: tuple[str, ...] = ()  # finalization steps that failed (the turn's outcome stands)
+    # What the turn did, whatever the model says (agent/outcome.py):
+    files_changed: tuple[FileChange, ...] = ()  # net change of each file over the turn, with +/- line counts
+    failed_calls: tuple[FailedCall, ...] = ()  # tool calls that ended in an error (refusals aside)
+    refused: tuple[Refusal, ...] = ()  # commands and edits the permission policy or the user refused
+    failed_edits: tuple[FailedCall, ...] = ()  # failed edit calls no later edit of the same file made good
+    last_call_failed: bool = False  # the last tool call before the answer failed: the answer is not grounded
+    tools_stopped: str | None = None  # why tool use was stopped for the rest of the turn (the loop guard)
 
     @property
     def completed(self) -> bool:
@@ -62,4 +70,11 @@ class TurnResult:
             out["pending_steer"] = self.pending_steer
         if self.cleanup_errors:
             out["cleanup_errors"] = list(self.cleanup_errors)
+        out["files_changed"] = [c.to_json() for c in self.files_changed]
+        out["failed_calls"] = [c.to_json() for c in self.failed_calls]
+        out["refused"] = [r.to_json() for r in self.refused]
+        out["failed_edits"] = [c.to_json() for c in self.failed_edits]
+        out["last_call_failed"] = self.last_call_failed
+        if self.tools_stopped:
+            out["tools_stopped"] = self.tools_stopped
         return out

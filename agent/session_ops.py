@@ -119,6 +119,15 @@ class SessionOps(CompressOps, ToolOps):
         from agentls.agent.context.prompt import build_system_prompt
 
         context = await load_root_context(self.root)
+        if getattr(self, "provider_name", None) == "local":  # a small model: agent/local/prompt.py
+            import anyio.to_thread
+
+            from agentls.agent.local.prompt import compact_system_prompt, listed_files
+
+            files = await anyio.to_thread.run_sync(listed_files, self.root)
+            self.system_prompt = compact_system_prompt(root=self.root, root_context=context, extra=system_message,
+                                                       files=files)
+            return
         self.system_prompt = build_system_prompt(root=self.root, root_context=context, extra=system_message,
                                                  tool_names=self.registry.names)
 

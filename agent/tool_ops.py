@@ -11,6 +11,7 @@ from agentls.agent import events
 from agentls.agent.host import PermissionOption, PermissionRequest
 from agentls.agent.loop.state import TurnState
 from agentls.agent.tools.base import ToolContext
+from agentls.agent.tools.reads import ReadLedger
 
 if TYPE_CHECKING:
     from agentls.agent.host import Host
@@ -37,6 +38,7 @@ class ToolOps:
     plan: list[dict[str, Any]]
     terminal_timeout: float
     _api_key: str | None
+    reads: ReadLedger
 
     @property
     def tool_output_limit(self) -> int:
@@ -51,15 +53,23 @@ class ToolOps:
     def _tool_context(self, tool_call_id: str, turn: TurnState) -> ToolContext:
         async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool,
                       content: list[dict[str, Any]]) -> str | None:
-            return await self._ask_permission(tool_call_id, title, action, raw_input, key, dangerous, content)
+            refusal = await self._ask_permission(tool_call_id, title, action, raw_input, key, dangerous, content)
+            if refusal:
+                turn.outcome.refusal(action, title, refusal, self.policy.mode)
+            return refusal
+
+        async def checkpoint(path: Path, previous: str | None) -> None:
+            turn.outcome.before_change(path, previous)
+            await self._checkpoint(path, previous)
 
         def set_plan(entries: list[dict[str, Any]]) -> None:
             self.plan = entries
 
         return ToolContext(host=self.host, root=self.root, session_id=self.session_id, task_id=turn.task_id,
                            tool_call_id=tool_call_id, settings_terminal_timeout=self.terminal_timeout,
-                           output_limit=self.tool_output_limit, ask_permission=ask, checkpoint=self._checkpoint,
-                           send_update=self._emit, set_plan=set_plan, secret_env=self._secret_env())
+                           output_limit=self.tool_output_limit, ask_permission=ask, checkpoint=checkpoint,
+                           send_update=self._emit, set_plan=set_plan, secret_env=self._secret_env(),
+                           reads=self.reads, changed=turn.outcome.after_change)
 
     def _secret_env(self) -> tuple[str, ...]:
         """The provider-key variables (and any variable holding this agent's key): a command the model
@@ -87,7 +97,9 @@ class ToolOps:
                 return None
             why = f" ({raw_input['danger']})" if dangerous and "danger" in raw_input else ""
             return (f"error: this {what} needs the user's approval{why}, and this client cannot ask. The approval mode "
-                    f"is '{self.policy.mode}'; the user can allow it with approval 'auto-edit' (edits) or 'yolo'.")
+                    f"is '{self.policy.mode}'; the user can allow it with approval 'auto-edit' (edits) or 'yolo'. "
+                    f"The {what} did NOT run, so there is no result: do not guess one. Tell the user it was not run "
+                    "and why.")
         if answer.cancelled:
             return f"error: the permission request for this {what} was cancelled; it did not run"
         kind = next((o.kind for o in options if o.option_id == answer.option_id), None)

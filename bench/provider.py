@@ -36,8 +36,9 @@ _sent: dict[str, float] = {}
 
 
 def _rounds(req: RecordedRequest, n: int, latency: float) -> Reply:
-    if count_tool_results(req) < n:
-        return tools(call("read_file", {"path": "bench.txt"}), latency=latency)
+    done = count_tool_results(req)
+    if done < n:  # a different limit each round (the same text): the loop guard stops identical calls
+        return tools(call("read_file", {"path": "bench.txt", "limit": 2000 + done}), latency=latency)
     return text("done", latency=latency)
 
 

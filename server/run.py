@@ -1,8 +1,16 @@
-"""``agentls run``: one turn, headless. Streams to stderr, prints the answer on stdout.
+"""``agentls run``: one turn, headless. Streams to stderr, prints the answer on stdout, and ends with a
+footer on stderr that says what the turn really did (agent/footer.py).
 
-Exit codes: 0 when the turn completed, 1 when it did not (failure, budget, empty answer, the session is
-running a turn in another process), 2 for bad usage or configuration (a session store that cannot be
-used), 130 after Ctrl-C (the first one interrupts cleanly; a second one aborts).
+Exit codes (README "Exit codes"):
+
+- 0: completed: the model answered and every edit it attempted landed
+- 1: failed: a model call failed for good, or the model kept answering with nothing, or the session is
+  running a turn in another process
+- 2: bad usage or configuration (a session store that cannot be used)
+- 3: the step budget ran out before the model answered
+- 4: completed, but an edit did not land (an edit_file/write_file failed and no later edit of that file made it
+  good, or an edit was refused)
+- 130: interrupted (Ctrl-C: the first one interrupts cleanly; a second one aborts)
 """
 
 from __future__ import annotations
@@ -16,7 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.config import ConfigError, load_settings
+from agentls.agent.footer import edits_failed, footer
+from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.types import SessionUpdate
+
+EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_EDITS_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+def exit_code(result: TurnResult) -> int:
+    if result.interrupted:
+        return EXIT_INTERRUPTED
+    if result.exit_reason is ExitReason.BUDGET_EXHAUSTED:
+        return EXIT_BUDGET
+    if not result.completed:
+        return EXIT_FAILED
+    return EXIT_EDITS_FAILED if edits_failed(result) else EXIT_COMPLETED
 
 
 class Renderer:
@@ -174,9 +196,8 @@ async def _run(ns: argparse.Namespace) -> int:
         print(result.final_response)  # on a terminal the streamed text already showed it
     if result.error is not None:
         print(f"agentls: {result.error['category']}: {result.error['message']}", file=sys.stderr)
-    if result.interrupted:
-        return 130
-    return 0 if result.completed else 1
+    print(footer(result), file=sys.stderr)
+    return exit_code(result)
 
 
 def _log_to_stderr() -> None:

@@ -31,6 +31,7 @@ import httpx
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agentls.agent.local import model as bundled
+from agentls.agent.local.slots import SlotFiles
 
 Progress = Callable[[str, float], None]
 LOAD_BYTES_PER_SECOND = 500e6  # a rough estimate, only to move the progress bar while llama.cpp loads
@@ -57,8 +58,10 @@ class LocalModelServer:
 
     def __init__(self, model_path: Path | None = None, *, ctx_size: int = 8192, threads: int | None = None,
                  progress: Progress | None = None, startup_timeout: float = 180.0,
-                 log_path: Path | None = None) -> None:
+                 log_path: Path | None = None, slot_dir: Path | None = None) -> None:
         self._model_path = Path(model_path).expanduser() if model_path is not None else None
+        self._slot_dir = slot_dir
+        self.slot_state: dict[str, Any] = {}  # agent/local/slots.py: what was restored and saved
         self.ctx_size = ctx_size
         self.threads = threads
         self._progress = progress
@@ -72,6 +75,7 @@ class LocalModelServer:
         self._lock: anyio.Lock | None = None
         self.load_seconds: float | None = None
         self.starts = 0
+        self._resolved: Path | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -83,6 +87,26 @@ class LocalModelServer:
     def base_url(self) -> str | None:
         """``http://127.0.0.1:PORT/v1`` while running."""
         return self._url if self.running else None
+
+    @property
+    def slot_files(self) -> SlotFiles:
+        """Where processed prompts are saved between runs (agent/local/slots.py)."""
+        return SlotFiles(self._slot_dir or bundled.cache_dir() / "slots")
+
+    @property
+    def model_id(self) -> str:
+        """What a saved slot is only valid for: the model file (size and mtime) and the context size."""
+        path = self._resolved or self._model_path
+        try:
+            st = path.stat() if path is not None else None
+        except OSError:
+            st = None
+        ident = f"{path}:{st.st_size}:{st.st_mtime_ns}" if st else str(path)
+        return f"{ident}:ctx{self.ctx_size}"
+
+    @property
+    def root_url(self) -> str | None:
+        return self._url.removesuffix("/v1") if self.running and self._url else None
 
     @property
     def running(self) -> bool:
@@ -171,10 +195,12 @@ class LocalModelServer:
 
     async def _start(self, port: int) -> str:
         path = await self._resolve_model()
+        self._resolved = path
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
         cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
-               "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name]
+               "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name,
+               "--slot-save-path", str(self.slot_files.directory)]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
         env["PYTHONUNBUFFERED"] = "1"

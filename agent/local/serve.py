@@ -38,6 +38,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--parallel", type=int, default=1, help="request slots (the agent needs one)")
     p.add_argument("--alias", default=None, help="the model name /v1/models reports")
     p.add_argument("--health-timeout", type=float, default=30.0)
+    p.add_argument("--slot-save-path", default=None, help="directory for /slots/0?action=save|restore")
     return p.parse_args(argv)
 
 
@@ -73,6 +74,9 @@ def _params(args: argparse.Namespace) -> Any:
     params.cors_credentials = False
     if args.alias:
         params.model_alias = args.alias
+    if args.slot_save_path:  # a new run restores the processed system prompt (agent/local/slots.py)
+        os.makedirs(args.slot_save_path, exist_ok=True)
+        params.slot_save_path = os.path.join(args.slot_save_path, "")  # llama.cpp appends the file name as is
     return params
 
 

@@ -40,10 +40,11 @@ async def call_model(agent: AIAgent, turn: TurnState, *, tools: bool = True, ext
     attempt = 0
     compressed = False
     sink = response_sink(agent) if stream_to_user else None
+    paths = await agent.grammar_paths() if tools else None
     while True:
         provider, model = await agent._provider_for(turn.fallback_index)
         req = request.build(agent, turn, model=model, tools=tools, extra_user=extra_user,
-                            extra_messages=extra_messages, purpose=purpose)
+                            extra_messages=extra_messages, purpose=purpose, paths=paths)
         turn.api_calls += 1
         try:
             response = await provider.complete(req, sink)

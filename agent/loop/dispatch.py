@@ -153,6 +153,8 @@ class _Results:
                                 "content": o.text}
                 if o.is_error:
                     msg["meta"] = {"error": True}
+                self.turn.outcome.tool_result(p.call["function"]["name"], p.args, o.is_error, o.text)
+                self.turn.guard.result(p.call["function"]["name"], p.args, p.call["function"]["arguments"], o.text)
                 self.agent.messages.append(msg)
                 ready.append(o.update)
                 self.flushed += 1

@@ -58,6 +58,10 @@ def close_unanswered(agent: AIAgent, turn: TurnState) -> None:
 
 
 def result(agent: AIAgent, turn: TurnState) -> TurnResult:
+    outcome = turn.outcome
     return TurnResult(session_id=agent.session_id, exit_reason=turn.exit_reason, final_response=turn.final_response,
                       messages=agent.transcript(), api_calls=turn.api_calls, usage=turn.usage, error=turn.error,
-                      pending_steer=agent._take_steer(), cleanup_errors=tuple(turn.cleanup_errors))
+                      pending_steer=agent._take_steer(), cleanup_errors=tuple(turn.cleanup_errors),
+                      files_changed=outcome.files_changed(agent.root), failed_calls=tuple(outcome.failed),
+                      refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
+                      last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped)

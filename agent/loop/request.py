@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from agentls.agent.loop.state import TurnState
 from agentls.agent.providers.base import ProviderRequest
+from agentls.agent.tools.guards import READ_FIRST
 from agentls.agent.types import Message
 
 if TYPE_CHECKING:
@@ -41,9 +42,25 @@ def view(agent: AIAgent, turn: TurnState, extra_user: str | None = None,
     return messages
 
 
+def _tool_choice(agent: AIAgent, turn: TurnState, tools: bool) -> str | None:
+    """"none" once the loop guard stopped tools; "required" (tool_mode json only) right after a change refused
+    for want of a read: the refusal showed the file, and a small model otherwise gives up instead of
+    sending its change again."""
+    if not tools:
+        return None
+    if turn.outcome.tools_stopped:
+        return "none"
+    last = agent.messages[-1] if agent.messages else None
+    if last is not None and last.get("role") == "tool" and str(last.get("content", "")).startswith(READ_FIRST) \
+            and agent.json_tool_mode:
+        return "required"
+    return None
+
+
 def build(agent: AIAgent, turn: TurnState, *, model: str, tools: bool = True, extra_user: str | None = None,
-          extra_messages: list[Message] | None = None, purpose: str = "turn") -> ProviderRequest:
-    schemas = agent.registry.schemas() if tools else []
+          extra_messages: list[Message] | None = None, purpose: str = "turn",
+          paths: list[str] | None = None) -> ProviderRequest:
+    schemas = agent.tool_schemas() if tools else []
     return ProviderRequest(
         model=model,
         system=agent.system_prompt or "",
@@ -52,7 +69,8 @@ def build(agent: AIAgent, turn: TurnState, *, model: str, tools: bool = True, ex
         stream=agent.stream,
         max_tokens=agent.max_tokens,
         temperature=agent.temperature,
-        tool_choice=None,
+        tool_choice=_tool_choice(agent, turn, tools),
         cache=agent._wire_cache,
         purpose=purpose,
+        paths=paths,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentls.agent.outcome import LoopGuard, OutcomeRecorder
 from agentls.agent.result import ExitReason
 from agentls.agent.types import ErrorInfo, Message, Usage, empty_usage
 
@@ -28,3 +29,5 @@ class TurnState:
     fallback_index: int = 0  # 0: the primary model; n: fallback_models[n-1]
     cleanup_errors: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    outcome: OutcomeRecorder = field(default_factory=OutcomeRecorder)  # what the turn really did
+    guard: LoopGuard = field(default_factory=LoopGuard)  # repeated identical calls stop tool use

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from agentls.agent.loop.call import call_model
 from agentls.agent.loop.dispatch import announce, run_calls
-from agentls.agent.loop.prepare import prepare_calls
+from agentls.agent.loop.prepare import PreparedCall, prepare_calls
 from agentls.agent.loop.state import TurnState
 from agentls.agent.providers.errors import ProviderError
 from agentls.agent.result import ExitReason
@@ -22,6 +22,7 @@ NUDGE = "(Your last reply was empty. Continue the task: call a tool, or answer t
 GRACE = ("You have used the whole step budget for this turn, so tools are no longer available. Reply now, "
          "without calling tools, with a short summary: what you did, what is left, and what the user should do next.")
 CONTINUE = "(Your reply was cut off by the output limit. Continue exactly where it stopped, without repeating.)"
+STOPPED = "(I stopped: I kept repeating the same tool call without progress.)"
 MAX_EMPTY_RETRIES = 2
 MAX_CONTINUATIONS = 2
 
@@ -30,6 +31,18 @@ def _exit(turn: TurnState, reason: ExitReason, error: ProviderError | None = Non
     turn.exit_reason = reason
     if error is not None:
         turn.error = {"category": error.category, "message": str(error)}
+
+
+def guard_calls(turn: TurnState, prepared: list[PreparedCall]) -> None:
+    """The loop guard: the ``limit``-th identical call does not run and stops tool use for the turn."""
+    for p in prepared:
+        if p.error is not None:
+            continue
+        stop = turn.guard.see(p.call["function"]["name"], p.args, p.call["function"]["arguments"], turn.iterations)
+        if stop:
+            p.error = stop
+            turn.outcome.stop_tools(f"{p.call['function']['name']} was called {turn.guard.limit} times with the "
+                                    "same arguments")
 
 
 async def _grace(agent: AIAgent, turn: TurnState) -> None:
@@ -89,7 +102,14 @@ async def run_turn(agent: AIAgent, turn: TurnState) -> None:
             if partial is not None:  # a continuation that turned into tool calls keeps the text before them
                 message = {**message, "content": partial + (text_of(message) or "")}
                 partial = None
+            if turn.outcome.tools_stopped:  # a provider that ignored tool_choice "none": its calls never run
+                message = {"role": "assistant", "content": text_of(message) or STOPPED}
+                agent.messages.append(message)
+                turn.final_response = str(message["content"])
+                _exit(turn, ExitReason.TEXT_RESPONSE)
+                return
             prepared = prepare_calls(calls, agent.registry, truncated=response.finish_reason == "length")
+            guard_calls(turn, prepared)
             stored: Message = {**message, "tool_calls": [p.call for p in prepared]}
             agent.messages.append(stored)
             await announce(agent, prepared)

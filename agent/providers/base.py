@@ -34,6 +34,9 @@ class ProviderRequest:
     cache: dict[int, Any] | None = None
     # Why the call is made: "turn", "summary", "title", "grace". Sent as ``x-agentls-purpose``.
     purpose: str = "turn"
+    # tool_mode "json": the workspace's files, to constrain the ``path`` of reading and editing tools in the
+    # grammar (None: unconstrained). Never sent as text.
+    paths: Sequence[str] | None = None
 
 
 @dataclass

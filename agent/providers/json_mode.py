@@ -43,9 +43,23 @@ def _function_of(tool: ToolSchema) -> dict[str, Any]:
     return fn if isinstance(fn, dict) else {}
 
 
-def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = True) -> dict[str, Any]:
+PATH_TOOLS = frozenset({"read_file", "edit_file"})  # tools whose ``path`` must name an existing file
+
+
+def _constrain_path(parameters: dict[str, Any], paths: Sequence[str]) -> None:
+    props = parameters.get("properties")
+    if isinstance(props, dict) and isinstance(props.get("path"), dict):
+        props["path"] = {**props["path"], "type": "string", "enum": list(paths)}
+
+
+def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = True,
+                          paths: Sequence[str] | None = None) -> dict[str, Any]:
     """The ``response_format`` admitting one call of any of ``tools``, or ``final_answer {text}``
     (left out when ``allow_final`` is False: the model must act before it may answer).
+
+    ``paths`` (the workspace's files, when there are few enough) becomes an ``enum`` for the ``path``
+    of ``read_file`` and ``edit_file``, so the grammar itself rules out invented paths (``write_file``
+    may still create new ones).
 
     ``anyOf`` over ``{name: const, arguments: <that tool's parameters>}``: the grammar then forces the
     arguments to match the chosen tool. Keep passing ``tools`` too, so the chat template describes them.
@@ -59,7 +73,12 @@ def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = Tr
             continue
         seen.add(name)
         params = fn.get("parameters")
-        variants.append(_variant(name, copy.deepcopy(params) if isinstance(params, dict) else _EMPTY_PARAMETERS))
+        params = copy.deepcopy(params) if isinstance(params, dict) else copy.deepcopy(_EMPTY_PARAMETERS)
+        if paths and name in PATH_TOOLS:
+            _constrain_path(params, paths)
+        if params.get("type") == "object":  # the grammar admits only the declared arguments
+            params.setdefault("additionalProperties", False)
+        variants.append(_variant(name, params))
     if allow_final or not variants:
         variants.append(_variant(FINAL_ANSWER, copy.deepcopy(_FINAL_PARAMETERS)))
     return {"type": "json_schema",

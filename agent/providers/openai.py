@@ -102,14 +102,16 @@ class OpenAIProvider:
             head["stream_options"] = {"include_usage": True}
         if request.tools:
             head["tools"] = list(request.tools)
-            if request.tool_choice:
+            if request.tool_choice and self.tool_mode != "json":
                 head["tool_choice"] = request.tool_choice
             if self.tool_mode == "json":
                 from agentls.agent.providers.json_mode import build_response_format
 
                 turn_start = bool(messages) and messages[-1].get("role") == "user"
+                must_act = (self.act_first and turn_start) or request.tool_choice == "required"
                 head["response_format"] = build_response_format(
-                    request.tools, allow_final=not (self.act_first and turn_start))
+                    () if request.tool_choice == "none" else request.tools, allow_final=not must_act,
+                    paths=request.paths)
         if request.max_tokens is not None:
             head["max_tokens"] = request.max_tokens
         if request.temperature is not None:

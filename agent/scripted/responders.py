@@ -123,11 +123,13 @@ def demo(req: RecordedRequest) -> Reply:
 
 
 def bench(req: RecordedRequest) -> Reply:
-    """Model ``bench:<N>``: N rounds of ``read_file bench.txt``, then "done" (N defaults to 1)."""
+    """Model ``bench:<N>``: N rounds of ``read_file bench.txt``, then "done" (N defaults to 1). Each round asks
+    for a different ``limit`` (the same text comes back): the loop guard stops identical calls."""
     _, _, n = req.model.partition(":")
     rounds = int(n) if n.isdigit() else 1
-    if count_tool_results(req) < rounds:
-        return tools(call("read_file", {"path": "bench.txt"}))
+    done = count_tool_results(req)
+    if done < rounds:
+        return tools(call("read_file", {"path": "bench.txt", "limit": 2000 + done}))
     return text("done")
 
 

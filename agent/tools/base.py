@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.host import Host
+from agentls.agent.tools.reads import ReadLedger
 from agentls.agent.types import SessionUpdate
 
 JsonObject = dict[str, Any]
@@ -43,6 +44,10 @@ class ToolContext:
     set_plan: Callable[[list[JsonObject]], None]
     # Environment variables commands must not see (the provider keys), see AIAgent._secret_env.
     secret_env: tuple[str, ...] = ()
+    # What the model has read this session (read before overwrite: agent/tools/reads.py); None: no rule.
+    reads: ReadLedger | None = None
+    # Told the new content of each file an edit changed (the turn's outcome record: agent/outcome.py).
+    changed: Callable[[Path, str | None], None] | None = None
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

@@ -22,7 +22,9 @@ from agentls.agent.fileio import (
 )
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
 from agentls.agent.safe_write import UnsafeTarget, lock_for
+from agentls.agent.tools import matching, overwrite
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.guards import locate, may_change, with_note
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -102,7 +104,7 @@ def _format(rel: str, window: TextWindow, offset: int) -> str:
 
 
 async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
-    path = resolve(ctx, args.get("path"))
+    path, note = await locate(ctx, args.get("path"))
     rel = display(ctx.root, path)
     offset = max(1, int(args.get("offset") or 1))
     limit = max(1, int(args.get("limit") or DEFAULT_LINES))
@@ -121,7 +123,15 @@ async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         if text is None:
             raise ToolFailure(f"{rel} does not exist")
         window = TextWindow.of_text(text, offset, limit, MAX_LINE_CHARS)
-    return ToolOutput(_format(rel, window, offset), locations=[events.location(str(path), offset)])
+        if ctx.reads is not None and not window.binary:
+            ctx.reads.saw(path, text)
+    out = ToolOutput(_format(rel, window, offset), locations=[events.location(str(path), offset)])
+    return with_note(out, note)
+
+
+def _shown(rel: str) -> Callable[[str], str]:
+    """The file as read_file shows it (for a read-first refusal)."""
+    return lambda text: _format(rel, TextWindow.of_text(text, 1, DEFAULT_LINES, MAX_LINE_CHARS), 1)
 
 
 Redo = Callable[[str], str]  # the change applied again to the file's current text (raises ToolFailure)
@@ -171,9 +181,16 @@ async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: 
         notes.append(outcome.message)
     if base is not old:
         diff = events.diff_content(str(path), base, content)
+    if ctx.reads is not None:
+        ctx.reads.saw(path, content)
+    if ctx.changed is not None:
+        ctx.changed(path, content)
     summary = _change_summary(base, content)
     extra = "".join(f"; {note}" for note in notes)
-    return ToolOutput(f"{verb} {rel} ({summary}{extra})", content=[diff], locations=[events.location(str(path))])
+    text = f"{verb} {rel} ({summary}{extra})"
+    if base is not None:
+        text += "\n" + overwrite.unified(base, content, rel)
+    return ToolOutput(text, content=[diff], locations=[events.location(str(path))])
 
 
 def _change_summary(old: str | None, new: str) -> str:
@@ -189,13 +206,26 @@ def _change_summary(old: str | None, new: str) -> str:
 
 
 async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
-    path = resolve(ctx, args.get("path"))
+    path, note = await locate(ctx, args.get("path"), creating=True)
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolFailure("'content' must be a string")
     await disk_size(ctx, path)
     old = await read_current(ctx, path)
-    return await _write(ctx, path, old, content, "Wrote" if old is not None else "Created")
+    if old is None:
+        return with_note(await _write(ctx, path, old, content, "Created"), note)
+    rel = display(ctx.root, path)
+    may_change(ctx, path, old, "overwrite", _shown(rel))
+    merged = overwrite.merge(old, content)  # keeps what the model did not mean to change (docs/loop.md §9.6)
+    if merged.fragment and ctx.reads is not None and not ctx.reads.confirmed(path, content):
+        ctx.reads.ask_confirmation(path, content)
+        raise ToolFailure(merged.fragment)
+    if merged.text == old:
+        raise ToolFailure(f"{rel} already has this content; nothing changed")
+    out = await _write(ctx, path, old, merged.text, "Wrote")
+    if merged.notes and not out.is_error:
+        out.text += "\n[" + "; ".join(merged.notes) + "]"
+    return with_note(out, note)
 
 
 def nearest_match(text: str, needle: str) -> str:
@@ -215,24 +245,27 @@ def nearest_match(text: str, needle: str) -> str:
     return f"The closest text (lines {best_at + 1}-{best_at + len(window)}, {best:.0%} similar):\n{numbered}"
 
 
-def _replace(text: str, old_string: str, new_string: str, replace_all: bool, rel: str) -> tuple[str, int]:
-    count = text.count(old_string)
-    if count == 0:
-        raise ToolFailure(f"'old_string' was not found in {rel}. {nearest_match(text, old_string)}")
+def _replace(text: str, old_string: str, new_string: str, replace_all: bool, rel: str
+             ) -> tuple[str, matching.Found]:
+    """The edit applied to ``text``: the exact text, else a tolerant match (agent/tools/matching.py)."""
+    try:
+        found = matching.find(text, old_string, new_string)
+    except matching.NotFound:
+        raise ToolFailure(f"'old_string' was not found in {rel}. {nearest_match(text, old_string)}") from None
+    count = len(found.spans)
     if count > 1 and not replace_all:
-        lines: list[str] = []
-        at = text.find(old_string)
-        while at >= 0 and len(lines) < 20:
-            lines.append(str(text.count("\n", 0, at) + 1))
-            at = text.find(old_string, at + 1)
-        raise ToolFailure(f"'old_string' appears {count} times in {rel} (at lines {', '.join(lines)}); include more "
-                          "surrounding lines to make it unique, or set replace_all to true")
-    new_text = text.replace(old_string, new_string) if replace_all else text.replace(old_string, new_string, 1)
-    return new_text, count
+        lines = [str(matching.line_of(text, span.start)) for span in found.spans[:20]]
+        how = f" ({found.how})" if found.how else ""
+        raise ToolFailure(f"'old_string' appears {count} times in {rel}{how} (at lines {', '.join(lines)}); include "
+                          "more surrounding lines to make it unique, or set replace_all to true")
+    new_text = matching.apply(text, found.spans)
+    if new_text == text:
+        raise ToolFailure(f"the text found in {rel} already reads like new_string; nothing changed")
+    return new_text, found
 
 
 async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
-    path = resolve(ctx, args.get("path"))
+    path, note = await locate(ctx, args.get("path"))
     old_string, new_string = args.get("old_string"), args.get("new_string")
     if not isinstance(old_string, str) or not isinstance(new_string, str):
         raise ToolFailure("'old_string' and 'new_string' must be strings")
@@ -240,23 +273,36 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     await disk_size(ctx, path)
     text = await read_current(ctx, path)
     if text is None:
-        raise ToolFailure(f"{rel} does not exist; use write_file to create it")
+        raise ToolFailure(f"{rel} does not exist")
     if old_string == "":
-        raise ToolFailure("'old_string' is empty; to create or overwrite a file use write_file")
+        raise ToolFailure("'old_string' is empty: put the exact text to replace in it (to create a new file, "
+                          "use write_file)")
+    echo = matching.placeholder_echo(old_string, new_string)
+    if echo:
+        raise ToolFailure(echo)
     if old_string == new_string:
         raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change")
     replace_all = bool(args.get("replace_all"))
-    new_text, count = _replace(text, old_string, new_string, replace_all, rel)
-    counts = [count]
+    exact = text.count(old_string)
+    may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
+    new_text, found = _replace(text, old_string, new_string, replace_all, rel)
+    last: list[tuple[str, matching.Found]] = [(text, found)]  # the text the edit was applied to, and how
 
     def redo(current: str) -> str:
-        again, counts[0] = _replace(current, old_string, new_string, replace_all, rel)
+        again, matched = _replace(current, old_string, new_string, replace_all, rel)
+        last[0] = (current, matched)
         return again
 
     out = await _write(ctx, path, text, new_text, "Edited", redo)
-    if not out.is_error and counts[0] > 1:
-        out.text += f" ({counts[0]} replacements)"
-    return out
+    base, found = last[0]
+    if not out.is_error and len(found.spans) > 1:
+        out.text += f" ({len(found.spans)} replacements)"
+    if not out.is_error and found.how:
+        first = found.spans[0]
+        shown = base[first.start:first.end]
+        shown = shown if len(shown) <= 300 else shown[:300] + "..."
+        out.text += f"\n[old_string was matched {found.how}, at line {matching.line_of(base, first.start)}: {shown!r}]"
+    return with_note(out, note)
 
 
 def _path_of(args: JsonObject) -> list[str]:
@@ -282,7 +328,7 @@ READ_FILE = Tool(
 WRITE_FILE = Tool(
     name="write_file",
     description="Create a file or overwrite it completely with new content. Prefer edit_file for changes to an "
-                "existing file.",
+                "existing file; overwriting one needs a read_file of it first.",
     parameters={"type": "object", "properties": {
         "path": {"type": "string", "description": "Path relative to the workspace root"},
         "content": {"type": "string", "description": "The complete new content of the file"}},
@@ -291,8 +337,9 @@ WRITE_FILE = Tool(
 )
 EDIT_FILE = Tool(
     name="edit_file",
-    description="Replace an exact string in a file. old_string must match the file exactly (whitespace "
-                "included) and be unique unless replace_all is true. Read the file first.",
+    description="Replace an exact string in a file. old_string must match the file (a unique match that differs "
+                "only in indentation, spacing or quote style is used when the exact text is absent) and be unique "
+                "unless replace_all is true. Read the file first.",
     parameters={"type": "object", "properties": {
         "path": {"type": "string", "description": "Path relative to the workspace root"},
         "old_string": {"type": "string", "description": "The exact text to replace"},

@@ -16,7 +16,8 @@ import anyio.to_thread
 from agentls.agent.fileio import FileTooLarge, NotRegularFile, read_small
 from agentls.agent.paths import display, resolve_in_workspace
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.files import disk_size, resolve
+from agentls.agent.tools.files import disk_size
+from agentls.agent.tools.guards import locate, with_note
 from agentls.agent.tools.gitignore import walk_kinds
 from agentls.agent.truncate import cap_text
 
@@ -31,7 +32,7 @@ SPECIAL_MARKS = {"a FIFO (named pipe)": "FIFO", "a character device": "character
 
 
 async def list_dir(ctx: ToolContext, args: JsonObject) -> ToolOutput:
-    path = resolve(ctx, args.get("path") or ".")
+    path, note = await locate(ctx, args.get("path") or ".")
     depth = min(max(1, int(args.get("depth") or 2)), 6)
     if not path.is_dir():
         raise ToolFailure(f"{display(ctx.root, path)} is not a directory")
@@ -55,7 +56,13 @@ async def list_dir(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if special:
         body += (f"\n[{special} entr{'ies are' if special > 1 else 'y is'} not a regular file (FIFO, device or "
                  "socket); the file tools skip them]")
-    return ToolOutput(body)
+    return with_note(ToolOutput(body), note)
+
+
+def has_upper(pattern: str) -> bool:
+    """Smart case, like ripgrep's: a pattern with no upper-case letter (escapes like ``\\S`` aside) matches
+    any case."""
+    return any(c.isupper() for c in re.sub(r"\\.", "", pattern))
 
 
 def _glob_match(rel: str, glob: str | None) -> bool:
@@ -99,7 +106,7 @@ class Scan:
 
 async def _search_with_rg(ctx: ToolContext, rg: str, pattern: str, target: str, glob: str | None,
                           scan: Scan) -> list[str]:
-    cmd = [rg, "--line-number", "--no-heading", "--color", "never", "--max-columns", "300",
+    cmd = [rg, "--line-number", "--no-heading", "--color", "never", "--max-columns", "300", "--smart-case",
            "--max-columns-preview", "--max-count", "50", "--max-filesize", "2M", "-e", pattern]
     if glob:
         cmd += ["--glob", glob]
@@ -170,11 +177,10 @@ async def search_files(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if not isinstance(pattern, str) or not pattern:
         raise ToolFailure("a non-empty regex 'pattern' is required")
     try:
-        regex = re.compile(pattern)
+        regex = re.compile(pattern, 0 if has_upper(pattern) else re.IGNORECASE)
     except re.error as exc:
         raise ToolFailure(f"the pattern {pattern!r} is not a valid regular expression: {exc}") from None
-    start = args.get("path") or "."
-    target = resolve(ctx, start)
+    target, note = await locate(ctx, args.get("path") or ".")
     await disk_size(ctx, target)  # a FIFO or a device given as the path is refused, not opened
     glob = args.get("glob") or None
     rg = shutil.which("rg")
@@ -185,13 +191,13 @@ async def search_files(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         lines = await _search_python(ctx, regex, target, glob, scan)
     report = scan.report()
     if not lines:
-        return ToolOutput(f"no matches for {pattern!r} in {display(ctx.root, target)}{report}")
+        return with_note(ToolOutput(f"no matches for {pattern!r} in {display(ctx.root, target)}{report}"), note)
     shown = lines[:MAX_MATCHES]
     body = "\n".join(shown)
     if len(lines) > MAX_MATCHES:
         body += "\n[... more matches not shown; narrow the pattern, path or glob]"
     text, _ = cap_text(body, max(1000, ctx.output_limit - len(report)))
-    return ToolOutput(text + report)
+    return with_note(ToolOutput(text + report), note)
 
 
 def _path_or_root(args: JsonObject) -> list[str]:
@@ -212,6 +218,7 @@ LIST_DIR = Tool(
 SEARCH_FILES = Tool(
     name="search_files",
     description="Search file contents with a regular expression. Returns file:line:text matches (capped). "
+                "Smart case: a pattern with no upper-case letter matches any case. "
                 "Optional path (file or directory) and glob (e.g. '*.py') narrow the search.",
     parameters={"type": "object", "properties": {
         "pattern": {"type": "string", "description": "Regular expression"},

@@ -9,6 +9,7 @@ from agentls.agent.paths import display
 from agentls.agent.permissions import command_key, dangerous_reason
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
 from agentls.agent.tools.files import resolve
+from agentls.agent.tools.venv import venv_env
 
 MAX_TIMEOUT = 1800.0
 
@@ -32,7 +33,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         return ToolOutput(refusal, is_error=True)
     result = await ctx.host.run_command(CommandSpec(
         command=command, cwd=cwd, timeout=timeout, output_limit=max(4096, ctx.output_limit * 2),
-        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env))
+        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env, env=await venv_env(ctx.root)))
     output, _ = cap_text(result.output, ctx.output_limit)
     if result.timed_out:
         status = f"timed out after {timeout:g}s and was killed"

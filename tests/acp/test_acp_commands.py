@@ -82,7 +82,7 @@ async def test_undo_reverts_the_last_turn(frames_ok: Agent, scripted: ScriptedSe
     (ws / "keep.txt").write_text("original\n")
     sid = await agent.new_session(ws)
     await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
-    scripted.push(tools(call("write_file", {"path": "keep.txt", "content": "changed\n"}),
+    scripted.push(tools(call("read_file", {"path": "keep.txt"}), call("write_file", {"path": "keep.txt", "content": "changed\n"}),
                         call("write_file", {"path": "new.txt", "content": "new\n"})), text("edited"))
     await agent.conn.prompt(session_id=sid, prompt=[text_block("edit")])
     assert (ws / "keep.txt").read_text() == "changed\n"

@@ -23,7 +23,8 @@ async def test_tools_go_through_the_editor(frames_ok: Agent, scripted: ScriptedS
     scripted.push(
         tools(call("read_file", {"path": "src.py"}),
               call("todo", {"items": [{"content": "change x", "status": "in_progress"}]})),
-        tools(call("edit_file", {"path": "src.py", "old_string": "x = 1", "new_string": "x = 2"})),
+        tools(call("read_file", {"path": "src.py"}),
+                   call("edit_file", {"path": "src.py", "old_string": "x = 1", "new_string": "x = 2"})),
         tools(call("terminal", {"command": "echo hello-from-terminal && cat src.py"})),
         text("all done", reasoning="thinking about x"))
     start = agent.mark()
@@ -114,7 +115,8 @@ async def test_always_answers_are_remembered_per_session(frames_ok: Agent, scrip
 
     second = await agent.new_session(ws)  # another session asks again
     agent.client.answers.append("reject_once")
-    scripted.push(tools(call("write_file", {"path": "a.txt", "content": "3"})), text("ok"))
+    scripted.push(tools(call("read_file", {"path": "a.txt"}), call("write_file", {"path": "a.txt", "content": "3"})),
+                  text("ok"))
     await agent.conn.prompt(session_id=second, prompt=[text_block("edit")])
     assert len(agent.client.permission_requests) == 3 and (ws / "a.txt").read_text() == "2"
 

@@ -67,7 +67,7 @@ async def test_read_after_write_sees_the_write(make_agent: AgentFactory, srv: Sc
     """A write is a barrier: the read before it sees the old text, the read after it the new text."""
     host = SlowHost(workspace, updates, read_delay=0.1, write_delay=0.1)
     srv.push(tools(call("read_file", {"path": "notes.txt"}),
-                   call("write_file", {"path": "notes.txt", "content": "rewritten\n"}),
+                   call("write_file", {"path": "notes.txt", "content": "rewritten\n" * 10}),
                    call("read_file", {"path": "notes.txt"})), text("ok"))
     result = check(await make_agent(host=host, approval="auto-edit").run_conversation("rewrite"))
     before, wrote, after = (r["content"] for r in tool_msgs(result))
@@ -90,7 +90,7 @@ async def test_calls_needing_permission_are_asked_in_order(make_agent: AgentFact
                                                            workspace: Path, updates: Updates) -> None:
     host = AnsweringHost(workspace, updates, ["allow_once"])
     srv.push(tools(call("write_file", {"path": "a.txt", "content": "A"}),
-                   call("terminal", {"command": "cat a.txt > b.txt"}),
+                   call("terminal", {"command": "cat a.txt > b.txt"}), call("read_file", {"path": "b.txt"}),
                    call("edit_file", {"path": "b.txt", "old_string": "A", "new_string": "B"})), text("ok"))
     result = check(await make_agent(host=host, approval="ask").run_conversation("go"))
     assert [r.kind for r in host.asked] == ["edit", "execute", "edit"]

@@ -50,6 +50,7 @@ async def test_read_file_missing_is_an_error(make_agent: AgentFactory, srv: Scri
 async def test_write_file_creates_and_overwrites(make_agent: AgentFactory, srv: ScriptedServer,
                                                  workspace: Path) -> None:
     outs = await _run(make_agent, srv, call("write_file", {"path": "deep/new/file.txt", "content": "fresh\nno nl"}),
+                      call("read_file", {"path": "README.md"}),
                       call("write_file", {"path": "README.md", "content": "replaced\n"}), approval="auto-edit")
     assert not any(o.startswith("error") for o in outs)
     assert (workspace / "deep/new/file.txt").read_text() == "fresh\nno nl"
@@ -59,7 +60,7 @@ async def test_write_file_creates_and_overwrites(make_agent: AgentFactory, srv: 
 async def test_edit_file_exact_and_replace_all(make_agent: AgentFactory, srv: ScriptedServer,
                                                workspace: Path) -> None:
     (workspace / "dup.py").write_text("x = 1\nprint(x)\nx = 1\n")
-    outs = await _run(make_agent, srv,
+    outs = await _run(make_agent, srv, call("read_file", {"path": "src/app.py"}), call("read_file", {"path": "dup.py"}),
                       call("edit_file", {"path": "src/app.py", "old_string": 'return f"hello {name}"',
                                          "new_string": 'return f"hi {name}"'}),
                       call("edit_file", {"path": "dup.py", "old_string": "x = 1", "new_string": "x = 2",
@@ -72,9 +73,10 @@ async def test_edit_file_exact_and_replace_all(make_agent: AgentFactory, srv: Sc
 async def test_edit_file_missing_shows_the_nearest_match(make_agent: AgentFactory, srv: ScriptedServer,
                                                          workspace: Path) -> None:
     before = (workspace / "src/app.py").read_text()
-    (out,) = await _run(make_agent, srv, call("edit_file", {"path": "src/app.py", "old_string": "def greet(nme):",
-                                                            "new_string": "def greet(who):"}))
-    assert out.startswith("error") and "def greet(name):" in out
+    _, out = await _run(make_agent, srv, call("read_file", {"path": "src/app.py"}),
+                        call("edit_file", {"path": "src/app.py", "old_string": "def greet(nme):",
+                                           "new_string": "def greet(who):"}))
+    assert out.startswith("error: 'old_string' was not found") and "def greet(name):" in out
     assert (workspace / "src/app.py").read_text() == before
 
 
@@ -84,9 +86,9 @@ async def test_edit_file_ambiguous_shows_the_matches(make_agent: AgentFactory, s
     lines where it occurs, so the model can widen it."""
     body = "a = 0\nb = 0\nx = 1\nc = 0\nd = 0\ne = 0\nx = 1\n"
     (workspace / "dup.py").write_text(body)
-    (out,) = await _run(make_agent, srv, call("edit_file", {"path": "dup.py", "old_string": "x = 1",
-                                                            "new_string": "x = 2"}))
-    assert out.startswith("error")
+    _, out = await _run(make_agent, srv, call("read_file", {"path": "dup.py"}),
+                        call("edit_file", {"path": "dup.py", "old_string": "x = 1", "new_string": "x = 2"}))
+    assert out.startswith("error: 'old_string' appears 2 times")
     assert re.search(r"\b3\b", out) and re.search(r"\b7\b", out), out
     assert (workspace / "dup.py").read_text() == body
 
@@ -125,8 +127,9 @@ class EditorHost(DiskHost):
 
 async def test_file_tools_go_through_the_editor(make_agent: AgentFactory, srv: ScriptedServer, workspace: Path,
                                                 updates: Updates) -> None:
-    read, rejected = await _run(make_agent, srv, call("read_file", {"path": "README.md"}),
-                                call("write_file", {"path": "notes.txt", "content": "new"}),
+    read, _, rejected = await _run(make_agent, srv, call("read_file", {"path": "README.md"}),
+                                   call("read_file", {"path": "notes.txt"}),
+                                   call("write_file", {"path": "notes.txt", "content": "new\n" * 10}),
                                 host=EditorHost(workspace, updates))
     assert "UNSAVED BUFFER TEXT" in read and "Demo project" not in read
     assert rejected.startswith("error") or "not applied" in rejected

@@ -17,7 +17,8 @@ async def test_undo_restores_files_across_two_turns(make_agent: AgentFactory, sr
     app = workspace / "src" / "app.py"
     original = app.read_text()
     agent = make_agent(approval="yolo", **({"session_db": tmp_path / "s.db"} if stored else {}))
-    srv.push(tools(call("edit_file", {"path": "src/app.py", "old_string": "hello", "new_string": "hi"})),
+    srv.push(tools(call("read_file", {"path": "src/app.py"}),
+                   call("edit_file", {"path": "src/app.py", "old_string": "hello", "new_string": "hi"})),
              tools(call("edit_file", {"path": "src/app.py", "old_string": "hi {name}", "new_string": "hey {name}"})),
              text("first turn done"),
              tools(call("write_file", {"path": "new.txt", "content": "fresh\n"}),

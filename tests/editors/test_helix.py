@@ -191,7 +191,7 @@ NEEDS_SERVER_FIX = pytest.mark.xfail(strict=True, reason="needs issue 19's serve
 
 APP = "def main():\n    # @agent add a greeting\n    return 1\n"
 GREETED = 'def main():\n    print("hello")\n    return 1\n'
-GREETING_EDIT = tools(call("edit_file", {"path": "app.py", "old_string": "    return 1\n",
+GREETING_EDIT = tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "    return 1\n",
                                          "new_string": '    print("hello")\n    return 1\n'}))
 
 

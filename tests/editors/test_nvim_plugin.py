@@ -152,7 +152,8 @@ def test_edit_applies_to_buffer_and_undo(workspace: Path, tmp_path: Path, script
     buffer; before the agent's next command the edited buffers are written, so the command sees the edit;
     :AgentUndo puts the text back."""
     scripted.push(
-        tools(call("edit_file", {"path": "greet.py", "old_string": "Hello", "new_string": "Howdy"})),
+        tools(call("read_file", {"path": "greet.py"}),
+              call("edit_file", {"path": "greet.py", "old_string": "Hello", "new_string": "Howdy"})),
         tools(call("write_file", {"path": "notes.txt", "content": "first note\n"})),
         text("Changed the greeting and wrote a note."),
         tools(call("terminal", {"command": "cat greet.py notes.txt"})),

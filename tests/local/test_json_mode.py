@@ -31,7 +31,8 @@ def test_response_format_shape(tool_schemas: list[dict[str, Any]]) -> None:
     names = [v["properties"]["name"]["const"] for v in variants]
     assert names == [t["function"]["name"] for t in tool_schemas] + [FINAL_ANSWER]
     for v, tool in zip(variants, tool_schemas, strict=False):
-        assert v["properties"]["arguments"] == tool["function"]["parameters"]
+        # The tool's parameters, with only the declared arguments allowed.
+        assert v["properties"]["arguments"] == {"additionalProperties": False, **tool["function"]["parameters"]}
         assert v["required"] == ["name", "arguments"]
     assert variants[-1]["properties"]["arguments"]["required"] == ["text"]
 

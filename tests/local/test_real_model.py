@@ -148,3 +148,28 @@ async def test_agentls_run_with_no_key_uses_the_local_model(workspace: Path, tmp
     assert _read_calls(result["messages"], workspace), result["messages"]
     answer = (result["final_response"] or "").lower()
     assert "markdown" in answer and "csv" in answer, (result["final_response"], err[-2000:])
+
+
+async def test_readme_edit_example_lands(tmp_path: Path) -> None:
+    """The README's edit example, as written, with the real local model: greet.py is changed and nothing else."""
+    import shutil
+
+    workspace = tmp_path / "hello"
+    shutil.copytree(ROOT / "examples" / "hello", workspace)
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and not k.startswith("AGENTLS_") or k == "AGENTLS_CACHE_DIR"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env["AGENTLS_DATA_DIR"] = str(tmp_path / "data")
+    env["AGENTLS_CONFIG"] = str(tmp_path / "no-user-config.toml")
+    with anyio.fail_after(900):
+        proc = await anyio.run_process(
+            [sys.executable, "-m", "agentls.server", "run", "-w", str(workspace), "--json",
+             "In greet.py, change the greeting word Hello to Hi"], env=env, check=False)
+    err = proc.stderr.decode(errors="replace")
+    expected = (ROOT / "examples" / "hello" / "greet.py").read_text().replace('"Hello, "', '"Hi, "')
+    assert (workspace / "greet.py").read_text() == expected, err[-3000:]
+    assert sorted(p.name for p in workspace.iterdir()) == ["README.md", "greet.py"]  # no stray files
+    assert proc.returncode == 0, err[-3000:]
+    assert err.rstrip().rsplit("\n", 1)[-1].startswith("changed: greet.py +1 \u22121"), err[-3000:]
+    result = json.loads(proc.stdout)
+    assert [c["path"] for c in result["files_changed"]] == ["greet.py"]

@@ -42,7 +42,8 @@ async def test_the_agent_code_action_round_trip(editor: Editor, srv: ScriptedSer
     assert action["command"]["command"] == "agent.codeAction"
     assert action["command"]["arguments"] == [{"uri": uri, "line": 1, "instruction": "make greet shout"}]
 
-    srv.push(tools(call("edit_file", {"path": "shout.py", "old_string": "'hello ' + name",
+    srv.push(tools(call("read_file", {"path": "shout.py"}),
+                   call("edit_file", {"path": "shout.py", "old_string": "'hello ' + name",
                                       "new_string": "('hello ' + name).upper()"})), text("It shouts now."))
     result = await editor.workspace_execute_command_async(types.ExecuteCommandParams(
         command=action["command"]["command"], arguments=action["command"]["arguments"]))

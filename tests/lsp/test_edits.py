@@ -25,7 +25,7 @@ async def test_edit_of_an_open_buffer_is_a_versioned_minimal_text_edit_and_reads
     editor.type_into(uri, [{"range": {"start": {"line": 4, "character": 6}, "end": {"line": 4, "character": 11}},
                             "newText": "greet('wörld 🌍')"}])
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"})),
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"})),
              tools(call("read_file", {"path": "app.py"})),
              text("Changed the greeting."))
     result = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "say hi instead"})
@@ -63,7 +63,7 @@ async def test_a_file_that_is_not_open_gets_an_unversioned_edit(editor: Editor, 
                                                                 workspace: Path) -> None:
     await initialize(editor, srv, workspace)
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "notes.md", "old_string": "- two", "new_string": "- two\n- three"})),
+    srv.push(tools(call("read_file", {"path": "notes.md"}), call("edit_file", {"path": "notes.md", "old_string": "- two", "new_string": "- two\n- three"})),
              text("added"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "add a third note"})
     [change] = editor.seen.edits[0]["edit"]["documentChanges"]
@@ -75,11 +75,11 @@ async def test_a_refused_edit_is_reported_to_the_model(editor: Editor, srv: Scri
     await initialize(editor, srv, workspace)
     editor.accept_edits = False
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"})),
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"})),
              text("ok, leaving it"))
     result = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "change it"})
     assert result["completed"]
-    [message] = tool_results(srv, 1)
+    [_, message] = tool_results(srv, 1)
     assert "the user rejected this edit" in message
     assert "hello" in (workspace / "app.py").read_text()
     failed = [u["update"] for u in editor.seen.updates if u["update"].get("status") == "failed"]
@@ -98,7 +98,7 @@ async def test_reads_right_after_an_edit_see_it_before_the_editor_reports_the_ch
         asyncio.get_running_loop().call_later(1.0, original, params)
     editor.text_document_did_change = slow_did_change  # type: ignore[method-assign]
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "howdy"})),
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "howdy"})),
              tools(call("read_file", {"path": "app.py"})), text("done"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "howdy"})
     assert sent_later and sent_later[0].text_document.uri == uri
@@ -108,7 +108,7 @@ async def test_reads_right_after_an_edit_see_it_before_the_editor_reports_the_ch
 async def test_neovim_profile_gets_document_changes(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
     await initialize(editor, srv, workspace, profile="neovim", agent={"updates": True})
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hey"})), text("ok"))
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hey"})), text("ok"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hey"})
     assert "documentChanges" in editor.seen.edits[0]["edit"]
 
@@ -117,7 +117,7 @@ async def test_a_client_that_cannot_apply_edits_gets_disk_writes(editor: Editor,
                                                                  workspace: Path) -> None:
     await initialize(editor, srv, workspace, profile="bare", agent=None)
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hey"}),
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hey"}),
                    call("write_file", {"path": "docs/new.txt", "content": "fresh\n"})), text("ok"))
     result = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "edit on disk"})
     assert result["completed"]
@@ -131,11 +131,11 @@ async def test_an_editor_that_never_answers_cannot_hang_the_turn(editor: Editor,
     await initialize(editor, srv, workspace, options={"clientTimeout": 1})
     editor.hold_edits = True
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"})),
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"})),
              text("the editor is not answering"))
     result = await request(editor, "agent/turn", {"sessionId": sid, "prompt": "change it"}, timeout=20)
     assert result["completed"]
-    [message] = tool_results(srv, 1)
+    [_, message] = tool_results(srv, 1)
     assert "did not answer" in message and "1 s" in message and "not applied" in message
 
 
@@ -149,7 +149,7 @@ async def _two_edits_with_late_did_change(editor: Editor, srv: ScriptedServer, w
         asyncio.get_running_loop().call_later(delay, original, params)
     editor.text_document_did_change = late  # type: ignore[method-assign]
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "howdy"}),
+    srv.push(tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "howdy"}),
                    call("edit_file", {"path": "app.py", "old_string": "world", "new_string": "planet"}),
                    call("read_file", {"path": "app.py"})),
              text("done"))

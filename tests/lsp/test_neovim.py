@@ -38,7 +38,8 @@ async def test_neovim_runs_turns_steers_and_cancels(srv: ScriptedServer, workspa
     config = tmp_path / "agentls.lua"
     config.write_text(documented_config())
     result_path = tmp_path / "result.json"
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"}),
+    srv.push(tools(call("read_file", {"path": "app.py"}),
+                   call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"}),
                    call("edit_file", {"path": "app.py", "old_string": "'world'", "new_string": "'planet'"})),
              text("Changed the greeting."),
              tools(call("read_file", {"path": "app.py"}), latency=1.5),

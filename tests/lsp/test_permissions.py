@@ -63,12 +63,13 @@ async def test_show_message_request_when_permissions_are_not_declared(editor: Ed
 async def test_a_client_that_cannot_ask_gets_the_policy(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
     await initialize(editor, srv, workspace, profile="bare", agent=None, options={"approval": "auto-edit"})
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hey"})),
+    srv.push(tools(call("read_file", {"path": "app.py"}),
+                   call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hey"})),
              tools(call("terminal", {"command": "echo should-not-run"})), text("done"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "go"})
     results = [str(m["content"]) for m in srv.requests[-1].messages if m["role"] == "tool"]
-    assert "Edited app.py" in results[0]  # auto-edit: edits need no approval
-    assert "needs the user's approval" in results[1] and "cannot ask" in results[1]
+    assert "Edited app.py" in results[1]  # auto-edit: edits need no approval
+    assert "needs the user's approval" in results[2] and "cannot ask" in results[2]
     assert editor.seen.permissions == [] and editor.seen.message_requests == []
 
 

@@ -65,7 +65,8 @@ async def test_documented_requests_get_the_documented_result_keys(editor: Editor
 
     session = (await check("agent/newSession"))["sessionId"]
     replacements["c82ebeae1a244565a67b6cb4ec34fdff"] = session
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hi"})),
+    srv.push(tools(call("read_file", {"path": "app.py"}),
+                   call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hi"})),
              text("Done: greet says hi."))
     await check("agent/turn")
     srv.push(text("bonjour"))

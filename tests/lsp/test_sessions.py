@@ -60,7 +60,8 @@ async def test_undo_reverts_the_last_turn_through_apply_edit(editor: Editor, srv
     original = app.read_text()
     editor.open(app)
     sid = await new_session(editor)
-    srv.push(tools(call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"}),
+    srv.push(tools(call("read_file", {"path": "app.py"}),
+                   call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "bye"}),
                    call("write_file", {"path": "extra.py", "content": "X = 1\n"})), text("done"))
     await request(editor, "agent/turn", {"sessionId": sid, "prompt": "change things"})
     assert "bye" in (editor.text(app) or "") and (workspace / "extra.py").exists()

@@ -44,7 +44,7 @@ def responder(req: RecordedRequest) -> Reply:
     if rnd >= ROUNDS:
         return text(f"done with task {task}: all {ROUNDS} rounds ran", chunk_delay=0.002)
     a, b, c = _round_ids(task, rnd)
-    return tools(call("read_file", {"path": "notes.md"}, id=a), call("list_dir", {}, id=b),
+    return tools(call("read_file", {"path": "notes.md", "limit": 100 + rnd}, id=a), call("list_dir", {}, id=b),
                  call("write_file", {"path": f"out/t{task}r{rnd}.txt", "content": f"task {task} round {rnd}\n"},
                       id=c), latency=0.005)
 

@@ -61,9 +61,10 @@ async def test_an_edit_the_editor_does_not_apply_is_reported_to_the_model(
     lsp, sid = await start(srv, workspace, home, capabilities=EDITS)
     lsp.handlers["workspace/applyEdit"] = apply_edit
     try:
-        srv.push(tools(call("write_file", {"path": "notes.md", "content": "overwritten\n"})), text("understood"))
+        srv.push(tools(call("read_file", {"path": "notes.md"}),
+                       call("write_file", {"path": "notes.md", "content": "overwritten\n" * 3})), text("understood"))
         assert (await turn(lsp, sid))["finalResponse"] == "understood"
-        [result] = tool_results(srv)
+        [_, result] = tool_results(srv)
         assert "was not applied" in result, result
         assert {"refuses": "rejected", "errors": "read-only", "never answers": "did not answer"}[how] in result
         assert (workspace / "notes.md").read_text() == before
@@ -138,7 +139,7 @@ async def test_a_disconnect_mid_turn_persists_it_and_leaves_nothing_running(
     first = tools(call("read_file", {"path": "notes.md"}))
     second = {"provider call": stall(60.0), "in-server command": tools(call("terminal", {"command": marker})),
               "permission prompt": tools(call("terminal", {"command": "touch never.txt"})),
-              "edit": tools(call("write_file", {"path": "notes.md", "content": "x\n"}))}[moment]
+              "edit": tools(call("write_file", {"path": "notes.md", "content": "x\n" * 4}))}[moment]
     srv.push(first, second, text("unreachable"))
     try:
         lsp.start_request("agent/turn", {"sessionId": sid, "prompt": "work, then wait"})

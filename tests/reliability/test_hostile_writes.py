@@ -46,11 +46,11 @@ async def test_a_symlink_at_the_old_temp_name_is_never_followed(face: str, srv: 
     victim = outside_file(tmp_path)
     (workspace / ".notes.md.agentls-tmp").symlink_to(victim)
     (workspace / "src" / ".new.py.agentls-tmp").symlink_to(victim)
-    turn = await one_turn(face, srv, workspace, home,
+    turn = await one_turn(face, srv, workspace, home, call("read_file", {"path": "notes.md"}),
                           call("edit_file", {"path": "notes.md", "old_string": "- one", "new_string": "- uno"}),
                           call("write_file", {"path": "src/new.py", "content": "print('new')\n"}))
     assert victim.read_text() == SECRET, "the write went through the planted symlink"
-    assert all(r.startswith(("Edited", "Created")) for r in turn.results), turn.results
+    assert all(r.startswith(("Edited", "Created")) for r in turn.results[1:]), turn.results
     for path in (workspace / "notes.md", workspace / "src" / "new.py"):
         assert path.is_file() and not path.is_symlink()
     assert "- uno" in (workspace / "notes.md").read_text()
@@ -94,7 +94,7 @@ async def _asked_turn(srv: ScriptedServer, ws: Path, home: Path, swapper: Swappe
         result = await lsp.result("agent/turn", {"sessionId": sid, "prompt": "go"}, 60)
         assert result["completed"], result
         assert await lsp.shutdown() == 0
-    assert swapper.asked == len(calls)
+    assert swapper.asked == sum(c.name != "read_file" for c in calls)
     return [str(m["content"]) for m in srv.requests[-1].messages if m["role"] == "tool"]
 
 
@@ -107,8 +107,8 @@ async def test_target_swapped_for_a_symlink_out_while_the_user_decides(srv: Scri
         target.unlink()
         target.symlink_to(victim)
 
-    (result,) = await _asked_turn(srv, workspace, home, Swapper(swap),
-                                  call("edit_file", {"path": "notes.md", "old_string": "- one", "new_string": "- 1"}))
+    (_, result) = await _asked_turn(srv, workspace, home, Swapper(swap), call("read_file", {"path": "notes.md"}),
+                                    call("edit_file", {"path": "notes.md", "old_string": "- one", "new_string": "- 1"}))
     assert result.startswith("error") and "outside the workspace" in result, result
     assert victim.read_text() == SECRET and target.is_symlink()
 
@@ -122,8 +122,8 @@ async def test_parent_swapped_for_a_symlink_out_while_the_user_decides(srv: Scri
         src.rename(workspace / "src.moved")
         src.symlink_to(victim.parent)
 
-    (result,) = await _asked_turn(srv, workspace, home, Swapper(swap),
-                                  call("write_file", {"path": "src/app.py", "content": "pwned = True\n"}))
+    (_, result) = await _asked_turn(srv, workspace, home, Swapper(swap), call("read_file", {"path": "src/app.py"}),
+                                    call("write_file", {"path": "src/app.py", "content": "pwned = True\n"}))
     assert result.startswith("error") and "outside the workspace" in result, result
     assert victim.read_text() == SECRET
     assert sorted(p.name for p in victim.parent.iterdir()) == ["app.py"], "a temporary file landed outside"
@@ -138,8 +138,8 @@ async def test_file_replaced_by_a_directory_while_the_user_decides(srv: Scripted
         target.mkdir()
         (target / "inner.txt").write_text("kept\n")
 
-    (result,) = await _asked_turn(srv, workspace, home, Swapper(swap),
-                                  call("edit_file", {"path": "notes.md", "old_string": "- one", "new_string": "- 1"}))
+    (_, result) = await _asked_turn(srv, workspace, home, Swapper(swap), call("read_file", {"path": "notes.md"}),
+                                    call("edit_file", {"path": "notes.md", "old_string": "- one", "new_string": "- 1"}))
     assert result.startswith("error") and "directory" in result and "unexpectedly" not in result, result
     assert (target / "inner.txt").read_text() == "kept\n"
 
@@ -154,8 +154,8 @@ async def test_a_change_by_another_program_while_the_user_decides(srv: ScriptedS
     def other_program() -> None:
         target.write_text(next(edits))
 
-    fits, stale = await _asked_turn(
-        srv, workspace, home, Swapper(other_program),
+    _, fits, stale = await _asked_turn(
+        srv, workspace, home, Swapper(other_program), call("read_file", {"path": "notes.md"}),
         call("edit_file", {"path": "notes.md", "old_string": "- two", "new_string": "- 2"}),
         call("edit_file", {"path": "notes.md", "old_string": "- one", "new_string": "- 1"}))
     assert fits.startswith("Edited") and "changed since it was read" in fits, fits
@@ -167,9 +167,9 @@ async def test_a_hard_link_out_is_not_written_through_and_is_reported(srv: Scrip
                                                                       home: Path, tmp_path: Path) -> None:
     victim = outside_file(tmp_path)
     os.link(victim, workspace / "linked.sh")
-    turn = await one_turn("run", srv, workspace, home,
+    turn = await one_turn("run", srv, workspace, home, call("read_file", {"path": "linked.sh"}),
                           call("edit_file", {"path": "linked.sh", "old_string": "/usr/bin", "new_string": "/evil"}))
-    (result,) = turn.results
+    (_, result) = turn.results
     assert result.startswith("Edited") and "1 other hard link" in result, result
     assert victim.read_text() == SECRET
     assert "/evil" in (workspace / "linked.sh").read_text() and os.stat(victim).st_nlink == 1
@@ -181,10 +181,11 @@ async def test_the_file_mode_is_kept(srv: ScriptedServer, workspace: Path, home:
     script.chmod(0o755)
     secret.write_text("TOKEN=1\n")
     secret.chmod(0o600)
-    turn = await one_turn("lsp", srv, workspace, home,
+    turn = await one_turn("lsp", srv, workspace, home, call("read_file", {"path": "run.sh"}),
+                          call("read_file", {"path": "secret.env"}),
                           call("edit_file", {"path": "run.sh", "old_string": "one", "new_string": "two"}),
                           call("write_file", {"path": "secret.env", "content": "TOKEN=2\n"}))
-    assert all(r.startswith(("Edited", "Wrote")) for r in turn.results), turn.results
+    assert all(r.startswith(("Edited", "Wrote")) for r in turn.results[2:]), turn.results
     assert stat.S_IMODE(script.stat().st_mode) == 0o755 and "two" in script.read_text()
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600 and secret.read_text() == "TOKEN=2\n"
 
@@ -206,8 +207,10 @@ def edit_responder(rounds: int, seed: int) -> Any:
         latency = rng.uniform(0, 0.01)
         if r >= rounds:
             return text(f"session {k} done", latency=latency)
-        return tools(call("edit_file", {"path": "shared.txt", "old_string": f"k{k}r{r:02}=0",
-                                        "new_string": f"k{k}r{r:02}=1"}), latency=latency)
+        edit = call("edit_file", {"path": "shared.txt", "old_string": f"k{k}r{r:02}=0", "new_string": f"k{k}r{r:02}=1"})
+        if r == 0:  # read before the first edit (docs/loop.md §9.6); later edits' exact text is still there once
+            return tools(call("read_file", {"path": "shared.txt"}), edit, latency=latency)
+        return tools(edit, latency=latency)
     return reply
 
 
@@ -235,7 +238,8 @@ def session_results(requests: list[RecordedRequest]) -> dict[int, list[str]]:
         if not users or not re.fullmatch(r"session \d+", users[-1]["content"]):
             continue
         k = int(users[-1]["content"].split()[-1])
-        texts = [str(m["content"]) for m in req.messages if m["role"] == "tool"]
+        texts = [str(m["content"]) for m in req.messages if m["role"] == "tool"
+                 and not re.match(r"\s+\d+\t", str(m["content"]))]  # the read before the first edit
         if len(texts) >= len(out.get(k, [])):
             out[k] = texts
     return out

@@ -55,12 +55,13 @@ async def test_each_mode_asks_for_what_it_should(mode: str, asks: list[str], srv
     lsp = await start(srv, workspace, home, asker, approval=mode)
     try:
         sid = await lsp.new_session()
-        results = await run(lsp, srv, sid, call("write_file", {"path": "new.txt", "content": "new\n"}),
+        results = await run(lsp, srv, sid, call("read_file", {"path": "notes.md"}),
+                            call("write_file", {"path": "new.txt", "content": "new\n"}),
                             call("edit_file", {"path": "notes.md", "old_string": "one", "new_string": "uno"}),
                             call("terminal", {"command": "echo ran-ok"}))
         assert asker.commands() == asks
         assert (workspace / "new.txt").read_text() == "new\n" and "uno" in (workspace / "notes.md").read_text()
-        assert "ran-ok" in results[2] and "exit code 0" in results[2]
+        assert "ran-ok" in results[3] and "exit code 0" in results[3]
         assert await lsp.shutdown() == 0
     finally:
         await lsp.aclose()

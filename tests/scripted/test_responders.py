@@ -106,7 +106,7 @@ def test_first_file_name(listing: str, expected: str | None) -> None:
 async def test_bench_runs_n_rounds(api: Api, wire: str) -> None:
     api.srv.set_responder(bench)
     final, calls = await run_loop(api, wire, "go", {"read_file": lambda a: "1 | bench"}, model="bench:3")
-    assert final == "done" and calls == [("read_file", {"path": "bench.txt"})] * 3
+    assert final == "done" and calls == [("read_file", {"path": "bench.txt", "limit": 2000 + i}) for i in range(3)]
     assert len(api.srv.requests) == 4
 
 

@@ -84,7 +84,7 @@ local function run()
 
   -- 3. Cancel a turn.
   vim.cmd("AgentTurn think forever")
-  wait("the third turn's tool call", function() return count("agentls: Read app.py") >= 2 end)
+  wait("the third turn's tool call", function() return count("agentls: Read app.py") >= 3 end)
   vim.cmd("AgentCancel")
   wait("the cancelled progress to end", function()
     for _, value in ipairs(out.progress) do

@@ -1,0 +1,137 @@
+"""A prompt sized for a small local model: a compact system prompt, compact tool schemas, the files.
+
+The general system prompt and the tools' full descriptions are about 1,700 tokens, which a 2-core CPU
+processes in 20-30 s before the first step. For the local model (``provider = "local"``) agentls
+sends instead (bench/local_eval.py measures both):
+
+- a system prompt of a few short rules that name the small model's usual mistakes, the project's
+  instructions (``AGENTS.md``) and a bounded listing of the workspace's files as they were when the
+  session began. Built once per session and stored like any system prompt: byte-stable, so llama.cpp's
+  prompt cache (and the saved slot, agent/local/slots.py) covers it;
+- tool schemas with one-line descriptions and no per-argument prose (the same names and arguments);
+- in ``tool_mode = "json"``, the workspace's files as the grammar's ``enum`` for ``path`` (when there
+  are at most ``MAX_GRAMMAR_FILES``), outside the prompt text.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentls.agent.tools.paths import workspace_files
+
+MAX_LISTED_FILES = 40
+MAX_GRAMMAR_FILES = 200
+MAX_CONTEXT_CHARS = 4000
+
+_RULES = (
+    "Paths are relative to the workspace root: `greet.py`, not `{name}/greet.py`.",
+    "Look before you answer: read a file before you talk about it or change it.",
+    "To change a file, use edit_file: old_string is the exact text from the file, new_string what replaces it. "
+    "Change only what the user asked.",
+    "Use write_file only to create a new file.",
+    "Run a command only when the user asks for it.",
+    "If a tool call fails or is refused, say so. Never claim a change, an output or a result that no tool "
+    "result showed you.",
+    "When you are done, give a short final answer.",
+)
+
+SHORT_DESCRIPTIONS = {
+    "read_file": "Read a file (numbered lines).",
+    "write_file": "Create a new file with this content (overwriting a file replaces all of it).",
+    "edit_file": "Replace old_string (text from the file) with new_string in a file.",
+    "list_dir": "List a directory.",
+    "search_files": "Search file contents for a regex (lowercase: any case).",
+    "terminal": "Run a shell command in the workspace.",
+    "todo": "Set the task plan.",
+}
+
+
+def file_listing(files: Sequence[str], limit: int = MAX_LISTED_FILES) -> str:
+    shown = list(files[:limit])
+    more = len(files) - len(shown)
+    text = "\n".join(shown) if shown else "(no files)"
+    if more > 0:
+        text += f"\n(and {more}{'+' if len(files) >= MAX_GRAMMAR_FILES + 1 else ''} more)"
+    return text
+
+
+def compact_system_prompt(*, root: Path, root_context: str | None, extra: str | None, files: Sequence[str]) -> str:
+    """The local model's system prompt: deterministic in its arguments."""
+    rules = "\n".join(f"- {rule.format(name=root.name)}" for rule in _RULES)
+    sections = [f"You are agentls, a coding agent. You work in the workspace `{root.name}` by calling tools, "
+                f"one call per reply.\n{rules}",
+                f"Files in the workspace:\n{file_listing(files)}"]
+    if root_context and root_context.strip():
+        context = root_context.strip()
+        if len(context) > MAX_CONTEXT_CHARS:
+            context = context[:MAX_CONTEXT_CHARS] + "\n[... cut]"
+        sections.append(f"Project instructions (from the repository; the user's requests come first):\n{context}")
+    if extra and extra.strip():
+        sections.append(extra.strip())
+    return "\n\n".join(sections) + "\n"
+
+
+def listed_files(root: Path) -> list[str]:
+    """The workspace's files for the prompt's listing and the grammar: at most ``MAX_GRAMMAR_FILES + 1``."""
+    return workspace_files(root, MAX_GRAMMAR_FILES + 1)
+
+
+def grammar_paths(root: Path) -> list[str] | None:
+    """The files for the grammar's ``path`` enum, or None when the workspace has too many."""
+    files = listed_files(root)
+    return files if 0 < len(files) <= MAX_GRAMMAR_FILES else None
+
+
+# Arguments the small model is offered for each built-in tool (a subset: fewer ways to go wrong, fewer
+# tokens). Arguments left out keep their defaults; ``todo`` is not offered at all.
+KEPT_ARGUMENTS = {"read_file": ("path",), "write_file": ("path", "content"),
+                  "edit_file": ("path", "old_string", "new_string", "replace_all"), "list_dir": ("path",),
+                  "search_files": ("pattern", "path"), "terminal": ("command",)}
+HIDDEN_TOOLS = frozenset({"todo"})
+
+
+def _compact(schema: dict[str, Any]) -> dict[str, Any] | None:
+    out = copy.deepcopy(schema)
+    fn = out.get("function", {})
+    name = fn.get("name")
+    if name in HIDDEN_TOOLS:
+        return None
+    if name in SHORT_DESCRIPTIONS:
+        fn["description"] = SHORT_DESCRIPTIONS[name]
+    params = fn.get("parameters")
+    if isinstance(params, dict):
+        params.pop("additionalProperties", None)
+        props = params.get("properties") or {}
+        if name in KEPT_ARGUMENTS:
+            kept = KEPT_ARGUMENTS[name]
+            props = {k: v for k, v in props.items() if k in kept}
+            params["properties"] = props
+            if "required" in params:
+                params["required"] = [k for k in params["required"] if k in kept]
+        for prop in props.values():
+            if isinstance(prop, dict):
+                prop.pop("description", None)
+                items = prop.get("items")
+                if isinstance(items, dict):
+                    for sub in (items.get("properties") or {}).values():
+                        if isinstance(sub, dict):
+                            sub.pop("description", None)
+    return out
+
+
+class CompactSchemas:
+    """The registry's schemas, compacted; the same list object while the registry is unchanged (byte-stable
+    requests)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, int] | None = None
+        self._schemas: list[dict[str, Any]] = []
+
+    def of(self, registry_id: int, version: int, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if self._key != (registry_id, version):
+            self._key = (registry_id, version)
+            self._schemas = [c for c in (_compact(s) for s in schemas) if c is not None]
+        return self._schemas

@@ -1,0 +1,51 @@
+"""The file tools' guards for a confused model, kept out of files.py: path repair with a note, and read
+before overwrite (docs/loop.md §9.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from agentls.agent.paths import OutsideWorkspace, display
+from agentls.agent.tools import paths
+from agentls.agent.tools.base import ToolContext, ToolFailure, ToolOutput
+
+READ_FIRST = ("error: this edit was not made", "error: this overwrite was not made")  # how a read-first refusal starts
+SHOWN_ON_REFUSAL = 400  # lines: a file this short comes with the refusal, which then counts as the read
+
+
+async def locate(ctx: ToolContext, raw: object, *, creating: bool = False) -> tuple[Path, str | None]:
+    """The path the model meant (agent/tools/paths.py) and, when it was repaired, a note saying so."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise ToolFailure("a non-empty 'path' is required")
+    try:
+        found = await paths.locate(ctx.root, raw, creating=creating)
+    except OutsideWorkspace as exc:
+        raise ToolFailure(f"refused: {exc}") from None
+    except paths.PathNotFound as exc:
+        raise ToolFailure(str(exc)) from None
+    return found.path, found.note
+
+
+def with_note(out: ToolOutput, note: str | None) -> ToolOutput:
+    if note:
+        out.text = f"[{note}]\n{out.text}"
+    return out
+
+
+def may_change(ctx: ToolContext, path: Path, current: str, verb: str, show: Callable[[str], str],
+               exact_fit: bool = False) -> None:
+    """Read before overwrite (agent/tools/reads.py). The refusal of a short file carries its current content as
+    read_file shows it (``show``) and counts as that read: the model can send its change again at once (a small
+    model otherwise often gives up here). ``exact_fit``: an edit whose exact text is in the file once; it may go
+    ahead on a file that was read but changed since (another session's edit elsewhere in it)."""
+    if ctx.reads is None or (exact_fit and ctx.reads.was_read(path)):
+        return
+    why = ctx.reads.check(path, current, display(ctx.root, path), verb)
+    if not why:
+        return
+    if current.count("\n") > SHOWN_ON_REFUSAL or len(current) > ctx.output_limit // 2 or "\x00" in current[:8192]:
+        raise ToolFailure(f"this {verb} was not made: {why}")
+    ctx.reads.saw(path, current)
+    raise ToolFailure(f"this {verb} was not made: {why}\nThe file as it is now (this counts as reading it; if your "
+                      f"change still applies, send it again):\n{show(current)}")

@@ -1,0 +1,119 @@
+"""edit_file's tolerant matcher (agent/tools/matching.py): the pure function, then through real turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.tools import matching
+
+from .conftest import GREET, AgentFactory, results
+
+CODE = '''class Greeter:
+    def greet(self, name):
+        if name:
+            return 'Hello, ' + name
+        return 'Hello'
+'''
+
+
+def _edit(text_: str, old: str, new: str) -> tuple[str, str | None]:
+    found = matching.find(text_, old, new)
+    assert len(found.spans) == 1, found
+    return matching.apply(text_, found.spans), found.how
+
+
+def test_exact_text_wins() -> None:
+    out, how = _edit(GREET, '"Hello, "', '"Hi, "')
+    assert how is None and '"Hi, " + name' in out
+
+
+def test_indentation_differs_and_new_string_is_reindented() -> None:
+    old = "if name:\n    return 'Hello, ' + name"  # copied without the method's indentation
+    new = "if name:\n    return 'Hi, ' + name"
+    out, how = _edit(CODE, old, new)
+    assert how and "indentation" in how
+    assert "        if name:\n            return 'Hi, ' + name\n" in out and out.count("Hello") == 1
+
+
+def test_quote_style_differs_and_new_string_takes_the_files_quotes() -> None:
+    out, how = _edit(CODE, '        return "Hello"', '        return "Howdy"')
+    assert how and "quote" in how
+    assert "return 'Howdy'" in out and 'return "Howdy"' not in out
+
+
+def test_fragment_with_other_quotes_and_spacing() -> None:
+    out, how = _edit(GREET, "'Hello, '+name", "'Hi, '+name")
+    assert how and "spacing" in how
+    assert '    return "Hi, "+name + "!"\n' in out  # the file's quotes; the model's spacing where it replaced
+
+
+def test_line_numbers_copied_from_read_file_are_ignored() -> None:
+    old = "     4\tdef greet(name):\n     5\t    return \"Hello, \" + name + \"!\""
+    new = "def greet(name):\n    return \"Hi, \" + name + \"!\""
+    out, how = _edit(GREET, old, new)
+    assert how and "line numbers" in how and 'return "Hi, " + name' in out
+
+
+def test_trailing_whitespace_and_crlf_in_the_file() -> None:
+    body = "a = 1   \r\nb = 2\r\n"
+    out, how = _edit(body, "a = 1\nb = 2", "a = 1\nb = 3")
+    assert how is not None and "b = 3" in out
+
+
+def test_ambiguous_loose_matches_are_all_found() -> None:
+    body = "x = 'a'\ny = 1\nx = 'a'\n"
+    found = matching.find(body, 'x = "a"', 'x = "b"')
+    assert len(found.spans) == 2
+
+
+def test_absent_text_raises() -> None:
+    with pytest.raises(matching.NotFound):
+        matching.find(GREET, "def farewell(name):", "def bye(name):")
+
+
+@pytest.mark.parametrize("old", ["old_string", "<old_string>", " old_string ", "..."])
+def test_placeholder_echo_is_recognised(old: str) -> None:
+    assert matching.placeholder_echo(old, "Hi") is not None
+    assert matching.placeholder_echo("Hello", "new_string") is not None
+    assert matching.placeholder_echo("Hello", "Hi") is None
+
+
+# ----------------------------------------------------------------------------- through real turns
+async def _turn(make_agent: AgentFactory, srv: ScriptedServer, *edits: dict[str, object]) -> list[str]:
+    srv.push(tools(call("read_file", {"path": "greet.py"})), *(tools(call("edit_file", e)) for e in edits),
+             text("done"))
+    return results(await make_agent().run_conversation("edit greet.py"))[1:]
+
+
+async def test_loose_match_says_what_it_matched(make_agent: AgentFactory, srv: ScriptedServer,
+                                               workspace: Path) -> None:
+    (out,) = await _turn(make_agent, srv, {"path": "greet.py", "old_string": "return 'Hello, ' + name + '!'",
+                                           "new_string": "return 'Hi, ' + name + '!'"})
+    assert out.startswith("Edited greet.py") and "matched ignoring" in out and 'return "Hello, " + name' in out
+    assert 'return "Hi, " + name + "!"' in (workspace / "greet.py").read_text()
+
+
+async def test_placeholder_old_string_is_refused_with_help(make_agent: AgentFactory, srv: ScriptedServer,
+                                                           workspace: Path) -> None:
+    (out,) = await _turn(make_agent, srv, {"path": "greet.py", "old_string": "old_string", "new_string": "new_string"})
+    assert out.startswith("error") and "placeholder" in out and "read_file" in out
+    assert (workspace / "greet.py").read_text() == GREET
+
+
+async def test_ambiguous_loose_match_is_refused_with_the_lines(make_agent: AgentFactory, srv: ScriptedServer,
+                                                               workspace: Path) -> None:
+    (workspace / "greet.py").write_text("x = 'a'\ny = 1\nx = 'a'\n")
+    (out,) = await _turn(make_agent, srv, {"path": "greet.py", "old_string": 'x = "a"', "new_string": 'x = "b"'})
+    assert out.startswith("error") and "2 times" in out and "1, 3" in out
+    assert (workspace / "greet.py").read_text() == "x = 'a'\ny = 1\nx = 'a'\n"
+
+
+async def test_replace_all_renames_within_a_file(make_agent: AgentFactory, srv: ScriptedServer,
+                                                 workspace: Path) -> None:
+    (out,) = await _turn(make_agent, srv, {"path": "greet.py", "old_string": "greet", "new_string": "welcome",
+                                           "replace_all": True})
+    assert "(2 replacements)" in out
+    assert "greet" not in (workspace / "greet.py").read_text()
