@@ -19,13 +19,16 @@ class ToolViews:
     registry: ToolRegistry
     root: Path
     _compact: CompactSchemas
+    system_prompt: str | None
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The tool schemas sent to the model: compact ones for the small local model (agent/local/prompt.py)."""
         full = self.registry.schemas()
         if self.provider_name != "local":
             return full
-        return self._compact.of(id(self.registry), self.registry.version, full)
+        from agentls.agent.local.prompt import hidden_tools
+
+        return self._compact.of(id(self.registry), self.registry.version, full, hidden_tools(self.system_prompt))
 
     @property
     def json_tool_mode(self) -> bool:

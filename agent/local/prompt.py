@@ -23,6 +23,7 @@ from typing import Any
 from agentls.agent.tools.paths import workspace_files
 
 MAX_LISTED_FILES = 40
+ALL_FILES = "Files in the workspace (all of them):"  # then list_dir is not offered: the listing is complete
 MAX_GRAMMAR_FILES = 200
 MAX_CONTEXT_CHARS = 4000
 
@@ -63,7 +64,8 @@ def compact_system_prompt(*, root: Path, root_context: str | None, extra: str | 
     rules = "\n".join(f"- {rule.format(name=root.name)}" for rule in _RULES)
     sections = [f"You are agentls, a coding agent. You work in the workspace `{root.name}` by calling tools, "
                 f"one call per reply.\n{rules}",
-                f"Files in the workspace:\n{file_listing(files)}"]
+                (f"{ALL_FILES}\n" if len(files) <= MAX_LISTED_FILES else "Files in the workspace:\n")
+                + file_listing(files)]
     if root_context and root_context.strip():
         context = root_context.strip()
         if len(context) > MAX_CONTEXT_CHARS:
@@ -72,6 +74,13 @@ def compact_system_prompt(*, root: Path, root_context: str | None, extra: str | 
     if extra and extra.strip():
         sections.append(extra.strip())
     return "\n\n".join(sections) + "\n"
+
+
+def hidden_tools(system_prompt: str | None) -> frozenset[str]:
+    """Tools not offered to the small model in this session: ``list_dir`` when the system prompt already lists
+    every file (it otherwise lists the root and answers with the listing). Decided by the stored prompt, so it
+    is the same for the whole session, resumed or not."""
+    return frozenset({"list_dir"}) if system_prompt and ALL_FILES in system_prompt else frozenset()
 
 
 def listed_files(root: Path) -> list[str]:
@@ -127,11 +136,13 @@ class CompactSchemas:
     requests)."""
 
     def __init__(self) -> None:
-        self._key: tuple[int, int] | None = None
+        self._key: tuple[int, int, frozenset[str]] | None = None
         self._schemas: list[dict[str, Any]] = []
 
-    def of(self, registry_id: int, version: int, schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if self._key != (registry_id, version):
-            self._key = (registry_id, version)
-            self._schemas = [c for c in (_compact(s) for s in schemas) if c is not None]
+    def of(self, registry_id: int, version: int, schemas: list[dict[str, Any]],
+           hidden: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+        if self._key != (registry_id, version, hidden):
+            self._key = (registry_id, version, hidden)
+            self._schemas = [c for c in (_compact(s) for s in schemas)
+                             if c is not None and c["function"]["name"] not in hidden]
         return self._schemas

@@ -65,3 +65,17 @@ async def test_commands_run_with_the_workspaces_venv_first_on_path(make_agent: A
     srv.push(tools(call("terminal", {"command": "pytest -q"})), text("done"))
     (out,) = results(await make_agent(approval="yolo").run_conversation("run the tests"))
     assert f"project pytest {workspace / '.venv'}" in out, out
+
+
+def test_list_dir_is_not_offered_when_the_prompt_lists_every_file(workspace: Path, tmp_path: Path) -> None:
+    from agentls.agent.local.prompt import hidden_tools
+
+    small = compact_system_prompt(root=workspace, root_context=None, extra=None, files=listed_files(workspace))
+    for i in range(50):
+        (tmp_path / f"f{i:02}.txt").write_text("")
+    big = compact_system_prompt(root=tmp_path, root_context=None, extra=None, files=listed_files(tmp_path))
+    assert hidden_tools(small) == {"list_dir"} and hidden_tools(big) == frozenset()
+    registry = ToolRegistry()
+    names = [s["function"]["name"] for s in CompactSchemas().of(id(registry), registry.version, registry.schemas(),
+                                                                 hidden_tools(small))]
+    assert "list_dir" not in names and "read_file" in names
