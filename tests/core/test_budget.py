@@ -15,10 +15,12 @@ SUMMARY = "Summary: I listed the files; nothing else is left."
 
 
 def _always_tools(req: RecordedRequest) -> Reply:
-    """Calls a tool whenever tools are offered; answers with a summary when they are not."""
+    """Calls a tool whenever tools are offered; answers with a summary when they are not. The arguments change
+    at each step: the same call with the same result a third time would stop tool use (the loop guard)."""
     if "tools" not in req.body:
         return text(SUMMARY)
-    return tools(call("list_dir", {}), call("read_file", {"path": "notes.txt"}))
+    step = len(req.messages)
+    return tools(call("list_dir", {"depth": 1 + step % 6}), call("read_file", {"path": "notes.txt", "limit": step}))
 
 
 def test_consume_and_refund() -> None:
