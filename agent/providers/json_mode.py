@@ -12,18 +12,17 @@ as (fenced or bare) JSON in ``content`` instead of ``tool_calls``.
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import Any
 
-from agentls.agent.providers.base import ToolSchema
+from agentls.agent.providers.json_format import FINAL_ANSWER, PATH_TOOLS, SCHEMA_NAME, build_response_format
 from agentls.agent.types import ToolCall
 
-FINAL_ANSWER = "final_answer"
-SCHEMA_NAME = "tool_call_or_final_answer"
+__all__ = ["FINAL_ANSWER", "JSON_MODE_SYSTEM_NOTE", "PATH_TOOLS", "SCHEMA_NAME", "FinalAnswerStream",
+           "build_response_format", "extract_tool_calls", "new_call_id", "parse_json_reply"]
 
 JSON_MODE_SYSTEM_NOTE = (
     "Reply with exactly one JSON object and nothing else. To use a tool: "
@@ -31,64 +30,6 @@ JSON_MODE_SYSTEM_NOTE = (
     '{"name": "final_answer", "arguments": {"text": "<your answer>"}}. '
     "One tool call per reply; never repeat a call whose result you already have."
 )
-
-_FINAL_PARAMETERS: dict[str, Any] = {
-    "type": "object", "properties": {"text": {"type": "string", "description": "The answer shown to the user."}},
-    "required": ["text"], "additionalProperties": False}
-_EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-def _function_of(tool: ToolSchema) -> dict[str, Any]:
-    fn = tool.get("function", tool)
-    return fn if isinstance(fn, dict) else {}
-
-
-PATH_TOOLS = frozenset({"read_file", "edit_file"})  # tools whose ``path`` must name an existing file
-
-
-def _constrain_path(parameters: dict[str, Any], paths: Sequence[str]) -> None:
-    props = parameters.get("properties")
-    if isinstance(props, dict) and isinstance(props.get("path"), dict):
-        props["path"] = {**props["path"], "type": "string", "enum": list(paths)}
-
-
-def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = True,
-                          paths: Sequence[str] | None = None) -> dict[str, Any]:
-    """The ``response_format`` admitting one call of any of ``tools``, or ``final_answer {text}``
-    (left out when ``allow_final`` is False: the model must act before it may answer).
-
-    ``paths`` (the workspace's files, when there are few enough) becomes an ``enum`` for the ``path``
-    of ``read_file`` and ``edit_file``, so the grammar itself rules out invented paths (``write_file``
-    may still create new ones).
-
-    ``anyOf`` over ``{name: const, arguments: <that tool's parameters>}``: the grammar then forces the
-    arguments to match the chosen tool. Keep passing ``tools`` too, so the chat template describes them.
-    """
-    variants: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for tool in tools:
-        fn = _function_of(tool)
-        name = fn.get("name")
-        if not isinstance(name, str) or not name or name in seen or name == FINAL_ANSWER:
-            continue
-        seen.add(name)
-        params = fn.get("parameters")
-        params = copy.deepcopy(params) if isinstance(params, dict) else copy.deepcopy(_EMPTY_PARAMETERS)
-        if paths and name in PATH_TOOLS:
-            _constrain_path(params, paths)
-        if params.get("type") == "object":  # the grammar admits only the declared arguments
-            params.setdefault("additionalProperties", False)
-        variants.append(_variant(name, params))
-    if allow_final or not variants:
-        variants.append(_variant(FINAL_ANSWER, copy.deepcopy(_FINAL_PARAMETERS)))
-    return {"type": "json_schema",
-            "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": {"anyOf": variants}}}
-
-
-def _variant(name: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": {"name": {"const": name}, "arguments": parameters},
-            "required": ["name", "arguments"], "additionalProperties": False}
-
 
 def new_call_id(prefix: str = "call") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:24]}"
