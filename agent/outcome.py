@@ -81,7 +81,7 @@ class OutcomeRecorder:
     def __init__(self) -> None:
         self._before: dict[Path, str | None] = {}  # content before this turn first changed the file
         self._after: dict[Path, str | None] = {}  # content the turn's last applied edit of the file wrote
-        self.failed: list[FailedCall] = []
+        self._failed: list[FailedCall] = []
         self.refused: list[Refusal] = []
         self._edit_failures: list[FailedCall] = []
         self._edited_ok: set[str] = set()  # paths (as given, and file names) of edits that succeeded
@@ -111,7 +111,7 @@ class OutcomeRecorder:
                                  "error: the permission request")):
             return  # counted as a refusal
         failure = FailedCall(name, _first_line(text), path)
-        self.failed.append(failure)
+        self._failed.append(failure)
         if name in EDIT_TOOLS:
             self._edit_failures.append(failure)
 
@@ -119,6 +119,12 @@ class OutcomeRecorder:
         self.tools_stopped = self.tools_stopped or why
 
     # ----- at the end of the turn
+    def failed_calls(self) -> tuple[FailedCall, ...]:
+        """Failed calls, except failed edits a later edit of the same file made good (a read-first refusal
+        followed by the same edit is not a failure of the turn)."""
+        unresolved = set(map(id, self.failed_edits()))
+        return tuple(f for f in self._failed if f.tool not in EDIT_TOOLS or id(f) in unresolved)
+
     def failed_edits(self) -> tuple[FailedCall, ...]:
         """Failed edit calls that no later successful edit of the same file made good."""
         out = []

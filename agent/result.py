@@ -33,7 +33,7 @@ class TurnResult:
     cleanup_errors: tuple[str, ...] = ()  # finalization steps that failed (the turn's outcome stands)
     # What the turn did, whatever the model says (agent/outcome.py):
     files_changed: tuple[FileChange, ...] = ()  # net change of each file over the turn, with +/- line counts
-    failed_calls: tuple[FailedCall, ...] = ()  # tool calls that ended in an error (refusals aside)
+    failed_calls: tuple[FailedCall, ...] = ()  # tool calls that ended in an error (refusals, made-good edits aside)
     refused: tuple[Refusal, ...] = ()  # commands and edits the permission policy or the user refused
     failed_edits: tuple[FailedCall, ...] = ()  # failed edit calls no later edit of the same file made good
     last_call_failed: bool = False  # the last tool call before the answer failed: the answer is not grounded

@@ -62,6 +62,6 @@ def result(agent: AIAgent, turn: TurnState) -> TurnResult:
     return TurnResult(session_id=agent.session_id, exit_reason=turn.exit_reason, final_response=turn.final_response,
                       messages=agent.transcript(), api_calls=turn.api_calls, usage=turn.usage, error=turn.error,
                       pending_steer=agent._take_steer(), cleanup_errors=tuple(turn.cleanup_errors),
-                      files_changed=outcome.files_changed(agent.root), failed_calls=tuple(outcome.failed),
+                      files_changed=outcome.files_changed(agent.root), failed_calls=outcome.failed_calls(),
                       refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
                       last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped)

@@ -24,7 +24,7 @@ async def test_edit_without_a_read_fails_shows_the_file_and_the_retry_lands(make
     assert landed.startswith("Edited greet.py")
     assert (workspace / "greet.py").read_text() == GREET.replace("Hello", "Hi")
     assert [(c.path, c.added, c.removed) for c in result.files_changed] == [("greet.py", 1, 1)]
-    assert not result.failed_edits  # the failed edit was made good
+    assert not result.failed_edits and not result.failed_calls  # the failed edit was made good
 
 
 async def test_a_file_changed_since_the_read_must_be_read_again(make_agent: AgentFactory, srv: ScriptedServer,
