@@ -44,8 +44,8 @@ def view(agent: AIAgent, turn: TurnState, extra_user: str | None = None,
 
 def _tool_choice(agent: AIAgent, turn: TurnState, tools: bool) -> str | None:
     """"none" once the loop guard stopped tools; "required" (tool_mode json only) right after a change refused
-    for want of a read: the refusal showed the file, and a small model otherwise gives up instead of
-    sending its change again."""
+    for want of a read (the refusal showed the file) or for breaking Python syntax: a small model otherwise
+    gives up, or claims the change, instead of sending a better one."""
     if not tools:
         return None
     if turn.outcome.tools_stopped:

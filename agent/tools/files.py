@@ -24,7 +24,7 @@ from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
 from agentls.agent.safe_write import UnsafeTarget, lock_for
 from agentls.agent.tools import matching, overwrite
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.guards import locate, may_change, with_note
+from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -222,6 +222,9 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure(merged.fragment)
     if merged.text == old:
         raise ToolFailure(f"{rel} already has this content; nothing changed")
+    broken = breaks_python(path, old, merged.text)
+    if broken:
+        raise ToolFailure(f"this write was not made: it would break the Python syntax of {rel} ({broken})")
     out = await _write(ctx, path, old, merged.text, "Wrote")
     if merged.notes and not out.is_error:
         out.text += "\n[" + "; ".join(merged.notes) + "]"
@@ -286,6 +289,10 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     exact = text.count(old_string)
     may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
     new_text, found = _replace(text, old_string, new_string, replace_all, rel)
+    broken = breaks_python(path, text, new_text)
+    if broken:
+        raise ToolFailure(f"this edit was not made: it would break the Python syntax of {rel} ({broken}). "
+                          "new_string replaces old_string as a whole: include everything that must remain")
     last: list[tuple[str, matching.Found]] = [(text, found)]  # the text the edit was applied to, and how
 
     def redo(current: str) -> str:

@@ -3,6 +3,7 @@ before overwrite (docs/loop.md §9.6)."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,3 +50,21 @@ def may_change(ctx: ToolContext, path: Path, current: str, verb: str, show: Call
     ctx.reads.saw(path, current)
     raise ToolFailure(f"this {verb} was not made: {why}\nThe file as it is now (this counts as reading it; if your "
                       f"change still applies, send it again):\n{show(current)}")
+
+
+def breaks_python(path: Path, before: str | None, after: str) -> str | None:
+    """Why a change to a ``.py`` file that parsed before would leave it unparsable (``TIMEOUT = 10`` edited into
+    ``30 = 10``), else None. Files that did not parse before are left to the model."""
+    if path.suffix != ".py" or before is None or len(after) > 200_000:
+        return None
+    try:
+        ast.parse(before)
+    except (SyntaxError, ValueError):
+        return None
+    try:
+        ast.parse(after)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}" + (f": {exc.text.strip()!r}" if exc.text else "")
+    except ValueError as exc:
+        return str(exc)
+    return None

@@ -117,3 +117,19 @@ async def test_replace_all_renames_within_a_file(make_agent: AgentFactory, srv: 
                                            "replace_all": True})
     assert "(2 replacements)" in out
     assert "greet" not in (workspace / "greet.py").read_text()
+
+
+async def test_an_edit_that_breaks_python_syntax_is_refused(make_agent: AgentFactory, srv: ScriptedServer,
+                                                            workspace: Path) -> None:
+    """Asked to set TIMEOUT to 30, a small model replaced the name with the value: ``30 = 10``."""
+    (workspace / "config.py").write_text("TIMEOUT = 10\n")
+    (workspace / "notes.txt").write_text("TIMEOUT = 10\n")
+    srv.push(tools(call("read_file", {"path": "config.py"}), call("read_file", {"path": "notes.txt"})),
+             tools(call("edit_file", {"path": "config.py", "old_string": "TIMEOUT", "new_string": "30"}),
+                   call("edit_file", {"path": "notes.txt", "old_string": "TIMEOUT", "new_string": "30"})),
+             text("done"))
+    result = await make_agent().run_conversation("set TIMEOUT to 30")
+    py, txt = results(result)[2:]
+    assert py.startswith("error: this edit was not made: it would break the Python syntax of config.py (line 1")
+    assert txt.startswith("Edited notes.txt")  # not Python: the model's business
+    assert (workspace / "config.py").read_text() == "TIMEOUT = 10\n" and result.failed_edits
