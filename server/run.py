@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -115,10 +116,11 @@ async def _run(ns: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 2
-    if resolved.is_default_local and not ns.quiet:
-        from agentls.agent.local import LOCAL_MODEL_NOTICE
+    if not ns.quiet:
+        from agentls.server.runtime.notices import session_notices
 
-        print(LOCAL_MODEL_NOTICE + "\n", file=sys.stderr)
+        for notice in session_notices(settings):
+            print(notice.text + "\n", file=sys.stderr)
     prompt = sys.stdin.read() if ns.prompt == "-" else ns.prompt
     renderer = Renderer(sys.stderr, ns.quiet)
     session_db = None
@@ -168,21 +170,12 @@ async def _run(ns: argparse.Namespace) -> int:
     return 0 if result.completed else 1
 
 
-def _log_to_stderr() -> None:
-    import logging
-
-    from agentls.agent.redact import protect_handler
-
-    handler = protect_handler(logging.StreamHandler(sys.stderr))
-    handler.setFormatter(logging.Formatter("agentls: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.WARNING)
-
-
 def main(argv: list[str]) -> int:
+    from agentls.server.runtime.logs import setup_logging
+
     ns = build_parser().parse_args(argv)
-    _log_to_stderr()
+    setup_logging(os.environ.get("AGENTLS_LOG_FILE") or None, os.environ.get("AGENTLS_LOG_LEVEL") or "WARNING",
+                  terse=True)
     try:
         return asyncio.run(_run(ns))
     except KeyboardInterrupt:

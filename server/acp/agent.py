@@ -1,4 +1,4 @@
-"""The ``acp.Agent``: thin handlers over ``Sessions`` (lifecycle), ``turns`` and the small feature modules."""
+"""The ``acp.Agent``: thin handlers over the runtime (``server/runtime``) and the small feature modules."""
 
 from __future__ import annotations
 
@@ -27,12 +27,13 @@ from acp.schema import (
 )
 
 from agentls.agent.replay import replay_updates
-from agentls.server.acp import auth, commands, ext, modes, turns
-from agentls.server.acp.caps import ClientState, initialize_result
-from agentls.server.acp.errors import invalid_params
-from agentls.server.acp.session import AcpSession
-from agentls.server.acp.sessions import Sessions
+from agentls.server.acp import auth, commands, ext, lifecycle, modes, turns
+from agentls.server.acp.capabilities import ClientState, initialize_result
+from agentls.server.acp.lifecycle import AcpFace
 from agentls.server.acp.stdio import LineTransport
+from agentls.server.runtime import turns as runtime_turns
+from agentls.server.runtime.live import LiveSession
+from agentls.server.runtime.registry import SessionRegistry
 
 log = logging.getLogger("agentls.acp")
 
@@ -42,31 +43,37 @@ def _blocks(prompt: list[Any]) -> list[dict[str, Any]]:
 
 
 class AgentlsAcp(Agent):
+    """Thin handlers: ACP in, the runtime's sessions and turns (``server/runtime``) out."""
+
     def __init__(self, transport: LineTransport, state: ClientState) -> None:
         self._transport = transport
         self._state = state
-        self._sessions: Sessions | None = None
+        self._face: AcpFace | None = None
+        self._sessions: SessionRegistry | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, conn: Client) -> None:
-        self._sessions = Sessions(conn, self._transport, self._state)
+        self._face = AcpFace(conn, self._transport, self._state)
+        self._sessions = self._face.registry()
 
     @property
-    def sessions(self) -> Sessions:
+    def face(self) -> AcpFace:
+        assert self._face is not None, "on_connect runs first"
+        return self._face
+
+    @property
+    def sessions(self) -> SessionRegistry:
         assert self._sessions is not None, "on_connect runs first"
         return self._sessions
 
-    def _session(self, session_id: str) -> AcpSession:
-        session = self.sessions.find(session_id)
-        if session is None:
-            raise invalid_params(f"unknown session {session_id!r}: create one with session/new, or open a stored "
-                                 "one with session/load or session/resume")
-        return session
+    def _session(self, session_id: str) -> LiveSession:
+        return lifecycle.find(self.sessions, session_id)
 
-    def _after_reply(self, session: AcpSession) -> None:
+    def _after_reply(self, session: LiveSession) -> None:
         """``available_commands_update`` once the client knows the session (this task runs after the
         handler's response is written: the response is sent before the handler's task yields)."""
-        task = asyncio.ensure_future(session.sink.send(commands.available_commands_update()))
+        sink = self.face.sink(session.session_id)
+        task = asyncio.ensure_future(sink.send(commands.available_commands_update()))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -83,7 +90,7 @@ class AgentlsAcp(Agent):
     # ----- session lifecycle -----------------------------------------------------------------
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        session = await self.sessions.create(cwd, mcp_servers)
+        session = await lifecycle.create(self.sessions, cwd, mcp_servers)
         self._after_reply(session)
         return NewSessionResponse.model_validate({"sessionId": session.session_id, "modes": modes.mode_state(session),
                                                   "configOptions": modes.config_options(session)})
@@ -91,24 +98,25 @@ class AgentlsAcp(Agent):
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse | None:
-        session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
-        assert session.agent is not None
-        for update in replay_updates(session.agent.messages, session.agent.root):  # the whole history, before the answer
-            await session.sink.send(update)
-        await session.sink.send(commands.available_commands_update())
+        session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
+        agent = await lifecycle.agent(self.sessions, session)
+        sink = self.face.sink(session_id)
+        for update in replay_updates(agent.messages, agent.root):  # the whole history, before the answer
+            await sink.send(update)
+        await sink.send(commands.available_commands_update())
         return LoadSessionResponse.model_validate({"modes": modes.mode_state(session),
                                                    "configOptions": modes.config_options(session)})
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
-        session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+        session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
         self._after_reply(session)
         return ResumeSessionResponse.model_validate({"modes": modes.mode_state(session),
                                                      "configOptions": modes.config_options(session)})
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        infos, next_cursor = await self.sessions.list(cwd, cursor)
+        infos, next_cursor = await lifecycle.listing(self.sessions, cwd, cursor)
         return ListSessionsResponse.model_validate({"sessions": infos, "nextCursor": next_cursor})
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
@@ -121,12 +129,13 @@ class AgentlsAcp(Agent):
 
     # ----- session settings ------------------------------------------------------------------
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
-        await modes.set_mode(self._session(session_id), mode_id)
+        await modes.set_mode(self._session(session_id), self.face.sink(session_id), mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> SetSessionConfigOptionResponse | None:
-        options = await modes.set_config_option(self._session(session_id), config_id, value)
+        options = await modes.set_config_option(self._session(session_id), self.face.sink(session_id), config_id,
+                                                value)
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     # ----- turns -----------------------------------------------------------------------------
@@ -136,20 +145,22 @@ class AgentlsAcp(Agent):
             log.warning("prompt for unknown session %s refused", session_id)
             return PromptResponse(stop_reason="refusal")
         blocks = _blocks(prompt)
+        sink = self.face.sink(session_id)
         command = commands.parse(blocks)
         if command is not None:
-            reason = await turns.serialized(session, lambda _: commands.run(self.sessions, session, *command))
+            reason = await runtime_turns.serialized(
+                session, lambda: commands.run(self.sessions, session, sink, *command)) or "cancelled"
         else:
-            reason = await turns.prompt(self.sessions, session, blocks)
+            reason = await turns.prompt(self.sessions, session, sink, blocks)
         return PromptResponse.model_validate({"stopReason": reason})
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.find(session_id)
         if session is not None:
-            turns.cancel(session)
+            runtime_turns.cancel(session)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await ext.dispatch(self.sessions, method, params)
+        return await ext.dispatch(self.face, self.sessions, method, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignoring extension notification _%s", method)
@@ -157,8 +168,9 @@ class AgentlsAcp(Agent):
 
 async def run(transport: LineTransport, state: ClientState) -> None:
     """Serve until the client closes stdin (or SIGTERM), then close every session cleanly."""
-    import agentls.server.manager  # noqa: F401  (the core: loaded now, while the client is still busy with initialize)
+    import agentls.agent.agent  # noqa: F401  (the core loads now, while the client is still busy with initialize)
 
+    log.debug("the ACP SDK and the core are loaded")
     agent = AgentlsAcp(transport, state)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()

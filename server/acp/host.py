@@ -3,7 +3,8 @@
 Reads and writes go through ``fs/read_text_file`` / ``fs/write_text_file`` when the client declared them
 (the editor's unsaved buffers are what the agent sees and edits), else the disk. Commands run in the
 editor's terminal (``terminal/*``) when it declared ``terminal``, else in-process. Permissions always go
-through ``session/request_permission`` (a baseline client method).
+through ``session/request_permission`` (a baseline client method), with the runtime's tool-call shape
+(its ``locations`` name the file and the line an edit changes).
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ from agentls.agent.host import (
 )
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.types import SessionUpdate
-from agentls.server.acp.caps import ClientCaps
-from agentls.server.acp.session import TurnControl
+from agentls.server.acp.capabilities import ClientCaps
 from agentls.server.acp.updates import UpdateSink
+from agentls.server.runtime.live import TurnControl
+from agentls.server.runtime.permissions import permission_tool_call
 
 log = logging.getLogger("agentls.acp")
 
@@ -157,10 +159,7 @@ class AcpHost:
         cancelled = self._control.waiter()
         if cancelled.done():
             return PermissionDecision("cancelled")
-        call = ToolCallUpdate.model_validate({"toolCallId": request.tool_call_id, "title": request.title,
-                                              "kind": request.kind, "status": "pending",
-                                              "rawInput": dict(request.raw_input),
-                                              **({"content": list(request.content)} if request.content else {})})
+        call = ToolCallUpdate.model_validate(permission_tool_call(request, self.root))
         options = [PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in request.options]
         ask = asyncio.ensure_future(self._conn.request_permission(session_id=self._sid, tool_call=call,
                                                                   options=options))

@@ -25,9 +25,18 @@ AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
 }
 
 
+def _tracked(handler: Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
+             ) -> Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]:
+    """The handler, counted in ``server.requests`` while it runs (shutdown waits for their answers)."""
+    async def run(ls: AgentServer, params: Any) -> dict[str, Any]:
+        with ls.handling():
+            return await handler(ls, params)
+    return run
+
+
 def register(server: AgentServer) -> None:
     for name, handler in AGENT_METHODS.items():
-        server.feature(name)(handler)
+        server.feature(name)(_tracked(handler))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:

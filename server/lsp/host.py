@@ -133,7 +133,7 @@ class LspHost:
         return await self.terminals.run(spec)
 
     async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
-        return await ask_permission(self._ls, self.session_id, request)
+        return await ask_permission(self._ls, self.session_id, request, self._root)
 
     async def release(self, task_id: str | None = None) -> None:
         await self.terminals.release_all()

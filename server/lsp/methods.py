@@ -1,7 +1,8 @@
 """The ``agent/*`` requests, shared by the request handlers and ``workspace/executeCommand``.
 
 Each takes the raw params and a ``where`` (the method or command name, for error messages) and
-returns the result object of the table in docs/protocol.md.
+returns the result object of the table in docs/protocol.md. Sessions and turns are the runtime's
+(``server/runtime``); this module translates.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInternalError
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
+from agentls.server.lsp import lookup, turns
 from agentls.server.lsp.params import MAX_PROMPT_CHARS, Params
+from agentls.server.runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
     from agentls.server.lsp.server import AgentServer
@@ -21,7 +24,7 @@ async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession"
     p = Params(where, raw)
     cwd = p.directory("cwd")
     system_message = p.optional_string("systemMessage", limit=100_000)
-    return {"sessionId": await ls.sessions.create(cwd, system_message)}
+    return {"sessionId": (await lookup.create(ls, cwd, system_message)).session_id}
 
 
 async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_answer: bool = False) -> dict[str, Any]:
@@ -30,25 +33,28 @@ async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_ans
     prompt = p.prompt()
     task_id = p.optional_string("taskId", limit=200)
     token = p.token()
-    agent = await ls.sessions.get(session_id, where)
-    return await ls.turns.run(agent, prompt, task_id=task_id, token=token, show_answer=show_answer)
+    session = await lookup.session(ls, session_id, where)
+    return await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
 
 
 async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[str, Any]:
     p = Params(where, raw)
     session_id = p.session_id()
     text = p.string("text", limit=MAX_PROMPT_CHARS)
-    agent = await ls.sessions.get(session_id, where)
-    if agent.steer(text):
+    session = await lookup.session(ls, session_id, where)
+    outcome = runtime_turns.steer(session, text)
+    if outcome is runtime_turns.Steer.INJECTED:
         return {"outcome": "queued"}
-    ls.turns.background(agent, text)
+    if outcome is runtime_turns.Steer.FAILED:
+        raise JsonRpcInvalidParams(f"{where}: the session {session_id!r} is closed")
+    turns.background(ls, session, text)
     return {"outcome": "startedNewTurn"}
 
 
 async def interrupt(ls: AgentServer, raw: Any, where: str = "agent/interrupt") -> dict[str, Any]:
     p = Params(where, raw)
-    agent = await ls.sessions.get(p.session_id(), where)
-    return {"interrupted": agent.interrupt()}
+    session = await lookup.session(ls, p.session_id(), where)
+    return {"interrupted": runtime_turns.interrupt(session)}
 
 
 async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> dict[str, Any]:
@@ -58,7 +64,7 @@ async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> 
     keep_last = p.integer("keepLast", minimum=0, maximum=10_000)
     preview = p.boolean("preview")
     aggressive = p.boolean("aggressive")
-    agent = await ls.sessions.get(session_id, where)
+    _, agent = await lookup.agent(ls, session_id, where)
     # While a turn runs, the core compresses at the turn's next safe boundary (or at its end).
     out = await agent.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
     if "error" in out or "tokensBefore" not in out:
@@ -79,9 +85,11 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
         cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
     query = p.optional_string("query", limit=1000)
     cursor = p.optional_string("cursor", limit=1000)
-    records, next_cursor = await ls.sessions.list(cwd, query, cursor)
-    result: dict[str, Any] = {"sessions": [{"sessionId": r.id, "title": r.title, "cwd": r.cwd,
-                                            "updatedAt": r.updated_at} for r in records]}
+    try:
+        sessions, next_cursor = await ls.sessions.listing(cwd=cwd, query=query, cursor=cursor)
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(f"{where}: {exc}; pass a nextCursor from an earlier answer") from None
+    result: dict[str, Any] = {"sessions": sessions}
     if next_cursor:
         result["nextCursor"] = next_cursor
     return result
@@ -92,7 +100,7 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
 
     p = Params(where, raw)
     session_id = p.session_id()
-    agent = await ls.sessions.get(session_id, where)
+    _, agent = await lookup.agent(ls, session_id, where)
     messages = [dict(m) for m in agent.messages]
     if ls.features.updates:
         for update in replay_updates(agent.messages):
@@ -103,8 +111,7 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
 async def undo(ls: AgentServer, raw: Any, where: str = "agent/undo") -> dict[str, Any]:
     p = Params(where, raw)
     session_id = p.session_id()
-    turns = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
-    agent = await ls.sessions.get(session_id, where)
-    async with ls.turns.holding(session_id):  # after the turns sent before it
-        restored = await agent.undo(turns)
-    return {"restoredFiles": restored}
+    count = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
+    session, agent = await lookup.agent(ls, session_id, where)
+    restored = await runtime_turns.serialized(session, lambda: agent.undo(count))  # after the turns sent before it
+    return {"restoredFiles": restored or []}

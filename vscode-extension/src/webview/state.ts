@@ -402,7 +402,7 @@ export class ChatModel {
       this.notice('warning', 'The model returned an empty response.', null);
     }
     if (r.pendingSteer) {
-      this.notice('info', 'Your steering message arrived after the turn ended; it runs as a new turn.', r.pendingSteer);
+      this.notice('info', 'Your steering message did not run: the turn stopped before it could take it.', r.pendingSteer);
     }
   }
 }
