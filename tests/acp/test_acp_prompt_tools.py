@@ -151,3 +151,22 @@ async def test_editor_errors_fall_back_to_the_disk(frames_ok: Agent, scripted: S
     assert "on disk" in results[0]
     assert "ran-in-process" in results[1]
     assert "refused" in results[2] and not (ws / "out.txt").exists()
+
+
+async def test_a_permission_request_names_the_file_and_the_line(frames_ok: Agent, scripted: ScriptedServer,
+                                                                ws: Path) -> None:
+    """``toolCall.locations`` carry the absolute path (and the first changed line, 0-based) besides the
+    diff: a client that opens what it is shown (CodeCompanion) opens the right file."""
+    agent = frames_ok
+    (ws / "app.py").write_text("one\ntwo\nthree\n")
+    sid = await agent.new_session(ws)
+    agent.client.answers.extend(["allow_once", "allow_once", "allow_once"])
+    scripted.push(tools(call("edit_file", {"path": "app.py", "old_string": "three", "new_string": "THREE"})),
+                  tools(call("write_file", {"path": "fresh.txt", "content": "new\n"})),
+                  tools(call("terminal", {"command": "echo here"})), text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("change things")])
+    edit, create, command = (asked["toolCall"] for asked in agent.client.permission_requests)
+    app = str((ws / "app.py").resolve())
+    assert edit["locations"] == [{"path": app, "line": 2}] and edit["content"][0]["path"] == app
+    assert create["locations"] == [{"path": str((ws / "fresh.txt").resolve()), "line": 0}]
+    assert "locations" not in command

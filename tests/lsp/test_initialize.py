@@ -125,3 +125,27 @@ async def test_what_a_workspace_file_may_not_set_is_reported(editor: Editor, srv
     sid = await new_session(editor)
     srv.push(text("the init options' URL was used"))
     assert (await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"}))["completed"]
+
+
+async def test_agentls_log_file_names_the_log(workspace: Path, tmp_path: Path) -> None:
+    """``AGENTLS_LOG_FILE`` works for ``agentls lsp`` as it does for ``agentls acp``: the log goes there."""
+    import asyncio
+    import json
+
+    from .conftest import SERVER_COMMAND
+
+    log = tmp_path / "agentls-lsp.log"
+    env = {**SERVER_ENV, "AGENTLS_LOG_FILE": str(log), "AGENTLS_LOG_LEVEL": "INFO"}
+    proc = await asyncio.create_subprocess_exec(*SERVER_COMMAND, stdin=asyncio.subprocess.PIPE,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                env=env)
+    frames = b""
+    for message in ({"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": workspace.as_uri(),
+                                                                 "capabilities": {}}},
+                    {"id": 2, "method": "shutdown"}, {"method": "exit"}):
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    _, err = await asyncio.wait_for(proc.communicate(frames), 30)
+    assert proc.returncode == 0
+    assert f"initialized: root {workspace}" in log.read_text()
+    assert b"initialized" not in err  # the file, not stderr
