@@ -1,4 +1,5 @@
-"""The server's LSP features, registered on an ``AgentServer``. Thin: each hands over to a module."""
+"""The LSP face put together: an ``AgentServer`` with its host and commands, and its features
+registered. Thin: each hands over to a module."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from lsprotocol import types
 
 from agentls.server.lsp import commands, methods
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND
+from agentls.server.lsp.host import LspHost
 from agentls.server.lsp.server import AgentServer
 
 
@@ -61,6 +63,6 @@ def register(server: AgentServer) -> None:
 
 
 def create_server(channel: Any) -> AgentServer:
-    server = AgentServer(channel)
+    server = AgentServer(channel, host=LspHost, execute=commands.execute)
     register(server)
     return server

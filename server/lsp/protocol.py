@@ -16,7 +16,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast
 from urllib.parse import unquote
 
 import attrs
@@ -32,7 +32,11 @@ from agentls.server.lsp.capabilities import POSITION_ENCODING, server_capabiliti
 from agentls.server.lsp.wire import WireError
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
+    from contextlib import AbstractContextManager
+
+    from pygls.lsp.server import LanguageServer
+
+    from agentls.server.lsp.wire import StdioChannel
 
 log = logging.getLogger("agentls.lsp.protocol")
 
@@ -67,6 +71,22 @@ class RawResponse:
     result: Any
 
 
+class Owner(Protocol):
+    """What the protocol needs of its server (``AgentServer``)."""
+
+    channel: StdioChannel
+    requests: set[asyncio.Task[Any]]
+    process_id: int | None
+
+    def handling(self) -> AbstractContextManager[None]: ...
+
+    def configure(self, params: dict[str, Any]) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def execute_command(self, params: Any) -> Any: ...
+
+
 class AgentProtocol(LanguageServerProtocol):
     """pygls 2.1.1's ``LanguageServerProtocol`` with agentls's own message intake.
 
@@ -76,9 +96,9 @@ class AgentProtocol(LanguageServerProtocol):
     ``initialize`` is answered before pygls loads (``boot.py``), so pygls's ``lsp_initialize`` never runs.
     """
 
-    def __init__(self, server: AgentServer, converter: Any) -> None:
+    def __init__(self, server: LanguageServer, converter: Any) -> None:
         super().__init__(server, converter)
-        self.owner = server
+        self.owner = cast(Owner, server)
         self.converter = converter
         self._ids = itertools.count(1)
         self._calls: dict[str, asyncio.Future[Any]] = {}
@@ -202,10 +222,8 @@ class AgentProtocol(LanguageServerProtocol):
     # ----------------------------------------------------------------- builtins we change
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(self, params: Any) -> Any:  # type: ignore[override]
-        from agentls.server.lsp.commands import execute
-
         with self.owner.handling():
-            return await execute(self.owner, params)
+            return await self.owner.execute_command(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,10 +48,14 @@ def workspace_root(params: dict[str, Any]) -> Path:
     return Path.cwd().resolve()
 
 
+HostFactory = Callable[["AgentServer", str, Path], "Host"]  # LspHost
+CommandRunner = Callable[["AgentServer", Any], Awaitable[Any]]  # commands.execute
+
+
 class AgentServer(LanguageServer):
     protocol: AgentProtocol
 
-    def __init__(self, channel: StdioChannel) -> None:
+    def __init__(self, channel: StdioChannel, *, host: HostFactory, execute: CommandRunner) -> None:
         super().__init__("agentls", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=AgentProtocol)
         self.channel = channel
@@ -64,6 +68,8 @@ class AgentServer(LanguageServer):
         self.inline: dict[Path, str] = {}  # workspace root -> its inline session (command-only clients)
         self.requests: set[asyncio.Task[Any]] = set()  # agent/* and executeCommand handlers running
         self._sessions: SessionRegistry | None = None
+        self._host = host
+        self._execute = execute
         self._reported: set[str] = set()
         self.closed = False
 
@@ -88,9 +94,11 @@ class AgentServer(LanguageServer):
                 self.requests.discard(task)
 
     def host_for(self, session: LiveSession) -> Host:
-        from agentls.server.lsp.host import LspHost
+        return self._host(self, session.session_id, session.cwd)
 
-        return LspHost(self, session.session_id, session.cwd)
+    async def execute_command(self, params: Any) -> Any:
+        """``workspace/executeCommand`` (``commands.py``)."""
+        return await self._execute(self, params)
 
     # ----------------------------------------------------------------- setup
     def configure(self, params: dict[str, Any]) -> None:

@@ -84,8 +84,6 @@ class LiveSession:
         return self.inflight > 0
 
     def take_steers(self) -> str | None:
-        if not self.queued_steers:
-            return None
-        text = "\n\n".join(self.queued_steers)
-        self.queued_steers.clear()
-        return text
+        """The queued steers as one message (None when there are none); the queue is emptied."""
+        text, self.queued_steers = "\n\n".join(self.queued_steers), []
+        return text or None

@@ -32,7 +32,6 @@ from agentls.server.runtime.live import LiveSession, RunState
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
-    from agentls.server.runtime.registry import SessionRegistry
 
 log = logging.getLogger("agentls.runtime")
 
@@ -44,6 +43,14 @@ class Steer(Enum):
     INJECTED = "injected"  # the running turn takes it after its current tool round, or a follow-up runs it
     IDLE = "idle"  # nothing runs: the face decides
     FAILED = "failed"  # an empty text, or a closed session
+
+
+class Agents(Protocol):
+    """Where a session's agent comes from (the ``SessionRegistry``)."""
+
+    async def agent(self, session: LiveSession) -> AIAgent:
+        """The agent, built now if the session waited for a model; raises ``NoModel`` if it still must."""
+        ...
 
 
 class TurnHooks(Protocol):
@@ -81,7 +88,7 @@ def _stopped(session: LiveSession, reason: ExitReason = ExitReason.INTERRUPTED) 
     return TurnResult(session_id=session.session_id, exit_reason=reason)
 
 
-async def run(sessions: SessionRegistry, session: LiveSession, prompt: Any, *, hooks: TurnHooks | None = None,
+async def run(sessions: Agents, session: LiveSession, prompt: Any, *, hooks: TurnHooks | None = None,
               task_id: str | None = None, runtime_context: str | None = None, echo_prompt: bool = False,
               counted: bool = False) -> TurnRun:
     """The request's turns, queued behind the session's earlier requests. Raises ``NoModel``, the core's
@@ -119,15 +126,19 @@ async def _turns(session: LiveSession, agent: AIAgent, state: RunState, epoch: i
         await hooks.ended(result)
         if state.stopped or session.control.epoch != epoch or result.exit_reason in NO_FOLLOW_UP:
             break
-        follow_up = result.pending_steer or session.take_steers()
+        follow_up = _joined(result.pending_steer, session.take_steers())
         if not follow_up:
             return TurnRun(tuple(results))
         content, context, echo = follow_up, None, True
     cancelled = session.control.epoch != epoch
     if not results:  # stopped before its first turn ran
         results.append(_stopped(session, ExitReason.CANCELLED if cancelled else ExitReason.INTERRUPTED))
-    leftover = [s for s in (results[-1].pending_steer, session.take_steers()) if s]
-    return TurnRun(tuple(results), None if cancelled or not leftover else "\n\n".join(leftover), cancelled)
+    leftover = _joined(results[-1].pending_steer, session.take_steers())
+    return TurnRun(tuple(results), None if cancelled else leftover, cancelled)
+
+
+def _joined(*steers: str | None) -> str | None:
+    return "\n\n".join(s for s in steers if s) or None
 
 
 async def _core_turn(session: LiveSession, agent: AIAgent, content: Any, task_id: str | None,
@@ -217,7 +228,7 @@ async def serialized(session: LiveSession, body: Callable[[], Awaitable[Any]]) -
             session.queued_steers.clear()
 
 
-def background(sessions: SessionRegistry, session: LiveSession, prompt: str, *, hooks: TurnHooks | None = None,
+def background(sessions: Agents, session: LiveSession, prompt: str, *, hooks: TurnHooks | None = None,
                report: Callable[[TurnRun | BaseException], Awaitable[None]]) -> None:
     """A turn nobody waits for (a steer on an idle session); ``report`` gets its outcome."""
     session.inflight += 1  # busy from now on: a second steer joins this turn instead of starting another
@@ -226,7 +237,7 @@ def background(sessions: SessionRegistry, session: LiveSession, prompt: str, *, 
     task.add_done_callback(session.background.discard)
 
 
-async def _background(sessions: SessionRegistry, session: LiveSession, prompt: str, hooks: TurnHooks | None,
+async def _background(sessions: Agents, session: LiveSession, prompt: str, hooks: TurnHooks | None,
                       report: Callable[[TurnRun | BaseException], Awaitable[None]]) -> None:
     try:
         outcome: TurnRun | BaseException = await run(sessions, session, prompt, hooks=hooks, echo_prompt=True,
