@@ -68,11 +68,10 @@ async def test_interrupt_stops_the_turn_at_once(editor: Editor, srv: ScriptedSer
     srv.push(text("too late", latency=30))
     turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "slow"}))
     await until(lambda: len(srv.requests) == 1, what="the provider call")
-    loop = asyncio.get_running_loop()
-    start = loop.time()
     assert await request(editor, "agent/interrupt", {"sessionId": sid}) == {"interrupted": True}
     result = await asyncio.wait_for(turn, 5)
-    assert loop.time() - start < 2
+    # The model call was aborted, not waited for: the provider saw the client leave before its reply.
+    await until(lambda: srv.requests[0].client_disconnected, what="the aborted model call")
     assert result["interrupted"] is True and result["exitReason"] == "interrupted" and not result["completed"]
     assert await request(editor, "agent/interrupt", {"sessionId": sid}) == {"interrupted": False}
     srv.push(text("next turn is fine"))
