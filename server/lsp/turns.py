@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from agentls.agent.result import TurnResult
+from agentls.server.lsp.host import LspHost
 from agentls.server.lsp.progress import TurnProgress, first_words, outcome
 from agentls.server.runtime import turns
 
@@ -75,8 +76,6 @@ class LspHooks:
         self._progress = progress
 
     async def started(self, agent: AIAgent) -> None:
-        from agentls.server.lsp.host import LspHost
-
         await self._progress.start()
         if isinstance(agent.host, LspHost):
             agent.host.progress = self._progress
@@ -88,8 +87,6 @@ class LspHooks:
 
 def _finish(ls: AgentServer, session: LiveSession, progress: TurnProgress, done: TurnRun | BaseException,
             show_answer: bool) -> None:
-    from agentls.server.lsp.host import LspHost
-
     host = session.agent.host if session.agent is not None else None
     if isinstance(host, LspHost) and host.progress is progress:
         host.progress = None
