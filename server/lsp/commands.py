@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from agentls.server.lsp import lookup, methods, turns
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND, COMMANDS
@@ -35,6 +35,7 @@ MARKER = re.compile(r"@agent\b[:,]?\s+(?P<instruction>\S.*?)\s*(?:\*/|-->|#\}|%\
 LEADER = re.compile(r"(?:#|//+|--|;+|/\*+|<!--|%|\"|\{#|\{%|\{-)\s*$")
 MAX_INLINE_CONTENT = 20_000
 SESSION_COMMANDS = {"agent.turn", "agent.steer", "agent.compress"}
+NEEDS_ARGUMENT = {"agent.turn": "{prompt}", "agent.steer": "{text}", "agent.codeAction": "{uri, line, instruction}"}
 
 
 def find_markers(text: str, first: int, last: int) -> list[tuple[int, str]]:
@@ -76,6 +77,10 @@ def code_actions(ls: AgentServer, params: types.CodeActionParams) -> list[types.
 
 def _argument(command: str, arguments: Any) -> Any:
     if arguments is None or arguments == []:
+        if command in NEEDS_ARGUMENT:
+            raise JsonRpcInvalidParams(f"{command} needs an argument {NEEDS_ARGUMENT[command]}; from an editor that "
+                                       "cannot pass one, write an `@agent <instruction>` comment and run its code "
+                                       "action")
         return {}
     if isinstance(arguments, list) and len(arguments) == 1:
         return arguments[0] if arguments[0] is not None else {}
@@ -83,6 +88,17 @@ def _argument(command: str, arguments: Any) -> Any:
 
 
 async def execute(ls: AgentServer, raw: Any) -> Any:
+    """Run a command. Its errors are answered as usual and, for a client without ``agent/update``
+    (Helix shows nothing of a command's error either), also shown as a status line."""
+    try:
+        return await _execute(ls, raw)
+    except JsonRpcException as exc:
+        if not ls.features.updates:
+            ls.show(types.MessageType.Error, f"agentls: {exc.message}")
+        raise
+
+
+async def _execute(ls: AgentServer, raw: Any) -> Any:
     p = Params("workspace/executeCommand", raw)
     command = p.string("command", limit=200)
     if command not in COMMANDS:

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from agentls.agent.scripted import ScriptedServer, call, error, text, tools
@@ -161,4 +162,38 @@ async def test_clients_with_updates_get_no_command_status_lines(editor: Editor, 
     await initialize(editor, srv, workspace)  # VS Code with experimental.agent.updates
     await editor.workspace_execute_command_async(types.ExecuteCommandParams(command="agent.newSession"))
     await editor.workspace_execute_command_async(types.ExecuteCommandParams(command="agent.interrupt"))
+    assert editor.messages == []
+
+
+async def test_a_command_that_fails_says_why_on_the_status_line(editor: Editor, srv: ScriptedServer,
+                                                                workspace: Path) -> None:
+    """Helix's ``:lsp-workspace-command agent.turn`` passes no argument, and Helix shows nothing of the
+    error answer: the status line says what is missing and what to do instead."""
+    from pygls.exceptions import JsonRpcException
+
+    await initialize(editor, srv, workspace, **HELIX)  # type: ignore[arg-type]
+    for command, arguments, expected in (
+            ("agent.turn", None, "agentls: agent.turn needs an argument {prompt}; from an editor that cannot pass "
+                                 "one, write an `@agent <instruction>` comment and run its code action"),
+            ("agent.steer", [], "agentls: agent.steer needs an argument {text}"),
+            ("agent.compress", [{"sessionId": "nope"}], "agentls: agent.compress: unknown session 'nope'"),
+            ("agent.teleport", None, "agentls: workspace/executeCommand: unknown command 'agent.teleport'")):
+        before = len(editor.messages)
+        with pytest.raises(JsonRpcException) as info:
+            await editor.workspace_execute_command_async(types.ExecuteCommandParams(command=command,
+                                                                                    arguments=arguments))
+        assert info.value.code == -32602
+        [shown] = editor.messages[before:]
+        assert shown.type == types.MessageType.Error and shown.message.startswith(expected), shown.message
+        assert "\n" not in shown.message and len(shown.message) <= 150
+    assert srv.requests == []  # nothing reached the model
+
+
+async def test_command_errors_are_left_to_clients_with_updates(editor: Editor, srv: ScriptedServer,
+                                                               workspace: Path) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    await initialize(editor, srv, workspace)
+    with pytest.raises(JsonRpcException):
+        await editor.workspace_execute_command_async(types.ExecuteCommandParams(command="agent.turn"))
     assert editor.messages == []
