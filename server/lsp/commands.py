@@ -79,7 +79,7 @@ def _argument(command: str, arguments: Any) -> Any:
     if arguments is None or arguments == []:
         if command in NEEDS_ARGUMENT:
             raise JsonRpcInvalidParams(f"{command} needs an argument {NEEDS_ARGUMENT[command]}; from an editor that "
-                                       "cannot pass one, write an `@agent <instruction>` comment and run its code "
+                                       "cannot pass one, write an @agent <instruction> comment and run its code "
                                        "action")
         return {}
     if isinstance(arguments, list) and len(arguments) == 1:

@@ -174,7 +174,7 @@ async def test_a_command_that_fails_says_why_on_the_status_line(editor: Editor, 
     await initialize(editor, srv, workspace, **HELIX)  # type: ignore[arg-type]
     for command, arguments, expected in (
             ("agent.turn", None, "agentls: agent.turn needs an argument {prompt}; from an editor that cannot pass "
-                                 "one, write an `@agent <instruction>` comment and run its code action"),
+                                 "one, write an @agent <instruction> comment and run its code action"),
             ("agent.steer", [], "agentls: agent.steer needs an argument {text}"),
             ("agent.compress", [{"sessionId": "nope"}], "agentls: agent.compress: unknown session 'nope'"),
             ("agent.teleport", None, "agentls: workspace/executeCommand: unknown command 'agent.teleport'")):
