@@ -321,22 +321,32 @@ class AIAgent(SessionOps):
         content = normalize_prompt(user_message)
         async with self._lock:
             await self._setup()
-            self._running = True
+            self._running = True  # steers and interrupts count from here, while the lease is taken too
             self._interrupt_requested = False
-            await self._emit(events.turn_state("running", taskId=task_id))
-            if echo_prompt:
-                for update in replay_updates([{"role": "user", "content": content}]):
-                    await self._emit(update)
-            exit_reason = ExitReason.CANCELLED
             try:
-                out = await self._turn(content, system_message, conversation_history, task_id, runtime_context)
-                exit_reason = out.exit_reason
-                return out
+                async with self._turn_lease():  # SessionBusy: another process is driving this session
+                    return await self._leased_turn(content, system_message, conversation_history, task_id,
+                                                   runtime_context, echo_prompt)
             finally:
                 self._running = False
                 self._interrupt_requested = False
-                with anyio.CancelScope(shield=True), anyio.move_on_after(2):
-                    await self._emit(events.turn_state("idle", exitReason=exit_reason))
+
+    async def _leased_turn(self, content: Any, system_message: str | None, conversation_history: Sequence[Any] | None,
+                           task_id: str | None, runtime_context: str | None, echo_prompt: bool) -> TurnResult:
+        await self._emit(events.turn_state("running", taskId=task_id))
+        if echo_prompt:
+            for update in replay_updates([{"role": "user", "content": content}]):
+                await self._emit(update)
+        exit_reason = ExitReason.CANCELLED
+        try:
+            out = await self._turn(content, system_message, conversation_history, task_id, runtime_context)
+            exit_reason = out.exit_reason
+            return out
+        finally:
+            self._running = False
+            self._interrupt_requested = False
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                await self._emit(events.turn_state("idle", exitReason=exit_reason))
 
     async def _turn(self, content: Any, system_message: str | None, history: Sequence[Any] | None,
                     task_id: str | None, runtime_context: str | None) -> TurnResult:

@@ -217,12 +217,17 @@ def user_config_path() -> Path:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    # A regular file of at most 1 MiB: a FIFO or a device named .agentls.toml is refused, never opened
+    # (an open of a FIFO blocks until a writer comes: the server would be deaf for good).
+    from agentls.agent.fileio import NotRegularFile, read_small
+
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        data = tomllib.loads(read_small(path, 1024 * 1024).decode("utf-8"))
     except FileNotFoundError:
         return {}
-    except (tomllib.TOMLDecodeError, OSError) as exc:
+    except NotRegularFile as exc:
+        raise ConfigError("(file)", str(path), f"is {exc.kind}, not a regular file; it was not read") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError("(file)", str(path), f"could not be read: {exc}") from None
     section = data.get("agentls", data)
     return dict(section) if isinstance(section, dict) else {}

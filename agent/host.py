@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -20,10 +21,13 @@ PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "rej
 
 @dataclass(frozen=True)
 class WriteOutcome:
-    """What became of a write. ``applied=False`` carries a message for the model."""
+    """What became of a write. ``applied=False`` carries a message for the model; ``applied=True`` may carry a
+    note (e.g. hard links the write separated). ``conflict``: the file changed since ``previous`` was read, so
+    nothing was written; read it again and redo the change."""
 
     applied: bool
     message: str | None = None
+    conflict: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,14 @@ class Host(Protocol):
         """The file's current text (the editor's buffer when it is open). Raises FileNotFoundError."""
         ...
 
+    async def read_window(self, path: Path, offset: int, limit: int, max_line_chars: int) -> TextWindow:
+        """Lines ``offset..offset+limit-1`` (1-based) without reading the rest of a large file."""
+        ...
+
     async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
-        """Replace the file's text with ``content``; ``previous=None`` means the file is created."""
+        """Replace the file's text with ``content``. ``previous`` is the text the change was based on
+        (``None``: the file is created); a host that can tell refuses with ``conflict=True`` when the file
+        no longer holds it."""
         ...
 
     async def delete_file(self, path: Path) -> WriteOutcome:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from agentls.agent import events
 from agentls.agent.compress_ops import CompressOps
@@ -48,6 +52,7 @@ class SessionOps(CompressOps, ToolOps):
         self._title_done = False
         self._notes: list[str] = []
         self._memory_checkpoints: dict[tuple[int, str], tuple[bool, str | None]] = {}
+        self._store_revision: tuple[int, int] = (0, 0)
 
     async def _open_store(self) -> None:
         from agentls.agent.sessions.store import SessionStore
@@ -70,6 +75,34 @@ class SessionOps(CompressOps, ToolOps):
             self._persisted = len(self.messages)
             self._turn_index = record.turn_count
             self._title_done = bool(record.title)
+        self._store_revision = await self.store.revision(self.session_id)
+
+    @asynccontextmanager
+    async def _turn_lease(self) -> AsyncIterator[None]:
+        """The session's lease for one turn (``SessionBusy`` when another process drives it). A transcript
+        another process extended since this one last saw it is loaded again first."""
+        store = self.store
+        if store is None:
+            yield
+            return
+        await store.acquire_lease(self.session_id)
+        try:
+            if await store.revision(self.session_id) != self._store_revision and self._persisted == len(
+                    self.messages) and not self._needs_rewrite:
+                loaded = await store.load_messages(self.session_id)
+                self.messages = repair(loaded) if violations(loaded) else loaded
+                self._persisted = len(self.messages)
+                record = await store.get_session(self.session_id)
+                if record is not None:
+                    self._turn_index = max(self._turn_index, record.turn_count)
+                log.info("session %s was continued elsewhere; its transcript was loaded again", self.session_id)
+            yield
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                try:
+                    self._store_revision = await store.revision(self.session_id)
+                finally:
+                    await store.release_lease(self.session_id)
 
     async def _close_store(self) -> None:
         if self.store is not None and self._owns_store:

@@ -1,7 +1,8 @@
 """``agentls run``: one turn, headless. Streams to stderr, prints the answer on stdout.
 
-Exit codes: 0 when the turn completed, 1 when it did not (failure, budget, empty answer), 2 for bad
-usage or configuration, 130 after Ctrl-C (the first one interrupts cleanly; a second one aborts).
+Exit codes: 0 when the turn completed, 1 when it did not (failure, budget, empty answer, the session is
+running a turn in another process), 2 for bad usage or configuration (a session store that cannot be
+used), 130 after Ctrl-C (the first one interrupts cleanly; a second one aborts).
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
 async def _run(ns: argparse.Namespace) -> int:
     from agentls.agent.disk_host import DiskHost
     from agentls.agent.resolve import agent_from_settings, resolve_model
+    from agentls.agent.sessions.lease import SessionBusy
+    from agentls.agent.sessions.schema import StoreError
 
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
@@ -155,6 +158,14 @@ async def _run(ns: argparse.Namespace) -> int:
     except asyncio.CancelledError:
         renderer._write("\n[aborted]\n")
         return 130
+    except SessionBusy as exc:  # another process is running a turn of --session
+        renderer._newline()
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 1
+    except StoreError as exc:  # the session store cannot be used (its file is named)
+        renderer._newline()
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 2
     finally:
         spinner.cancel()
         loop.remove_signal_handler(signal.SIGINT)
@@ -190,10 +201,15 @@ def sessions_main(argv: list[str]) -> int:
     ns = p.parse_args(argv)
 
     async def go() -> int:
+        from agentls.agent.sessions.schema import StoreError
         from agentls.agent.sessions.store import SessionStore, default_db_path
 
-        async with SessionStore(default_db_path()) as store:
-            rows, _ = await store.list_sessions(cwd=ns.cwd, query=ns.query, limit=ns.limit)
+        try:
+            async with SessionStore(default_db_path()) as store:
+                rows, _ = await store.list_sessions(cwd=ns.cwd, query=ns.query, limit=ns.limit)
+        except StoreError as exc:
+            print(f"agentls: {exc}", file=sys.stderr)
+            return 2
         for r in rows:
             print(f"{r.id}  {r.updated_at}  {r.cwd}  {r.title or '(untitled)'}")
         return 0

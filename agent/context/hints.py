@@ -17,10 +17,10 @@ import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import anyio
 
 from agentls.agent.truncate import cap_text
 from agentls.agent.context.files import instructions_header, read_capped
+from agentls.agent.fileio import NotRegularFile
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
 from agentls.agent.types import Message, text_of
 
@@ -42,6 +42,7 @@ class HintTracker:
         self._cap = cap_chars
         self._shown: set[str] = set()  # root-relative posix paths of hint files
         self._claimed: set[str] = set()  # being read right now by a concurrent call
+        self.skipped: dict[str, str] = {}  # hint files that are not regular files -> what they are
 
     @property
     def shown(self) -> frozenset[str]:
@@ -78,11 +79,14 @@ class HintTracker:
         except OutsideWorkspace:
             log.warning("not reading %s: it resolves outside the workspace", candidate)
             return None
-        apath = anyio.Path(resolved)
         try:
-            if not await apath.is_file():
-                return None
             text, _ = await read_capped(resolved, self._cap)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except NotRegularFile as exc:  # a FIFO would block the turn, a device never ends
+            log.warning("not reading the hint file %s", exc)
+            self.skipped[display(self._root, resolved)] = exc.kind
+            return None
         except OSError as exc:
             log.warning("cannot read %s: %s", candidate, exc)
             return None
@@ -95,7 +99,7 @@ class HintTracker:
             for directory in await self._chain(path):
                 candidate = directory / HINT_FILE
                 key = display(self._root, candidate)
-                if key in self._shown or key in self._claimed:
+                if key in self._shown or key in self._claimed or key in self.skipped:
                     continue
                 self._claimed.add(key)  # a concurrent call must not show it too
                 try:

@@ -19,7 +19,11 @@ from agentls.agent.types import Message, text_of
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
 
-class SchemaTooNew(RuntimeError):
+class StoreError(RuntimeError):
+    """The session store cannot be used as asked; the message names the file and the way out."""
+
+
+class SchemaTooNew(StoreError):
     """The database was written by a newer agentls than this one."""
 
 
@@ -111,7 +115,14 @@ async def migration_1(conn: aiosqlite.Connection) -> None:
         await conn.execute(statement)
 
 
-MIGRATIONS: tuple[Migration, ...] = (migration_1,)
+async def migration_2(conn: aiosqlite.Connection) -> None:
+    """Leases: which process is driving a session right now (``agentls.agent.sessions.lease``)."""
+    from agentls.agent.sessions.lease import SCHEMA
+
+    await conn.execute(SCHEMA)
+
+
+MIGRATIONS: tuple[Migration, ...] = (migration_1, migration_2)
 
 
 async def current_version(conn: aiosqlite.Connection) -> int:

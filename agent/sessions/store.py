@@ -9,16 +9,13 @@ transaction never interleaves with another's.
 from __future__ import annotations
 
 import asyncio
-
-import base64
-import binascii
 import json
+import logging
 import os
-import re
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -28,79 +25,45 @@ import anyio
 import platformdirs
 
 from agentls.agent.sessions import checkpoints as cp
+from agentls.agent.sessions import lease
 from agentls.agent.sessions.checkpoints import Checkpoint
-from agentls.agent.sessions.schema import INSERT_MESSAGE, SELECT_MESSAGE, decode_message, encode_message, migrate
+from agentls.agent.sessions.lease import LeaseHolder, SessionBusy
+from agentls.agent.sessions.opening import StoreReadOnly, open_database, read_only_error
+from agentls.agent.sessions.records import (
+    SearchHit,
+    SessionRecord,
+    decode_cursor,
+    encode_cursor,
+    fts_query,
+    now_iso,
+    record,
+    transaction,
+)
+from agentls.agent.sessions.schema import (
+    INSERT_MESSAGE,
+    SELECT_MESSAGE,
+    StoreError,
+    decode_message,
+    encode_message,
+    migrate,
+)
 from agentls.agent.types import Message
+
+log = logging.getLogger("agentls.sessions")
+
+__all__ = ["SearchHit", "SessionBusy", "SessionRecord", "StoreError", "StoreReadOnly", "fts_query", "now_iso"]
 
 DB_NAME = "sessions.db"
 MEMORY = ":memory:"  # a private in-memory database (tests, throwaway agents): no WAL, gone on close
 DATA_DIR_ENV = "AGENTLS_DATA_DIR"
-BUSY_TIMEOUT_MS = 5000
 _SESSION_COLUMNS = ("id, cwd, title, model, system_prompt, created_at, updated_at, parent_id, "
                     "turn_count, meta")
-_TERM_RE = re.compile(r"\w", re.UNICODE)
-
 
 def default_db_path() -> Path:
     """``$AGENTLS_DATA_DIR/sessions.db`` when set, else the platform's user data dir."""
     override = os.environ.get(DATA_DIR_ENV)
     base = Path(override).expanduser() if override else Path(platformdirs.user_data_dir("agentls"))
     return base / DB_NAME
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def fts_query(text: str) -> str | None:
-    """A user's search text as a safe FTS5 query: every word a quoted phrase, all required.
-
-    Operators, parentheses and stray quotes lose their meaning, so no input raises a syntax
-    error. None when nothing searchable is left.
-    """
-    terms = [t.replace('"', '""') for t in text.split() if _TERM_RE.search(t)]
-    return " ".join(f'"{t}"' for t in terms) or None
-
-
-@dataclass(frozen=True)
-class SessionRecord:
-    id: str
-    cwd: str
-    title: str | None
-    model: str
-    system_prompt: str
-    created_at: str
-    updated_at: str
-    parent_id: str | None
-    turn_count: int
-    meta: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    session_id: str
-    seq: int
-    snippet: str
-    role: str
-    archived: bool  # the message was compacted away and survives only in the history
-
-
-def _record(row: Sequence[Any]) -> SessionRecord:
-    sid, cwd, title, model, prompt, created, updated, parent, turns, meta = row
-    return SessionRecord(str(sid), str(cwd), title, str(model), str(prompt), str(created), str(updated),
-                         parent, int(turns), json.loads(meta) if meta else {})
-
-
-def _encode_cursor(updated_at: str, session_id: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps([updated_at, session_id]).encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[str, str]:
-    try:
-        updated_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-    except (ValueError, TypeError, binascii.Error) as exc:
-        raise ValueError(f"not a session list cursor: {cursor!r}") from exc
-    return str(updated_at), str(session_id)
 
 
 class StoreClosed(RuntimeError):
@@ -112,32 +75,46 @@ class SessionStore:
         self.path = Path(path)
         self._conn: aiosqlite.Connection | None = None
         self._lock = anyio.Lock()
+        self.read_only = False
+        self.notices: list[str] = []  # what opening had to do (a damaged file moved aside, read-only)
+        self.owner = uuid.uuid4().hex  # this store's identity in session leases
+        self._leased: set[str] = set()
+        self._heartbeat: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
+        """Open (and create, migrate, repair) the database; ``StoreError`` names the file when it cannot be
+        used. A damaged file is moved aside and a fresh one opened (see ``notices``); a read-only one is
+        opened read-only (``read_only``)."""
         if self._conn is not None:
             return
-        memory = str(self.path) == MEMORY
-        if not memory:
-            await anyio.Path(self.path.parent).mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(MEMORY if memory else self.path, isolation_level=None)
-        try:
-            rows = list(await conn.execute_fetchall("PRAGMA journal_mode=WAL"))
-            if not memory and (not rows or str(rows[0][0]).lower() != "wal"):
-                raise RuntimeError(f"cannot put {self.path} in WAL mode (got {rows})")
-            await conn.execute("PRAGMA synchronous=NORMAL")
-            await conn.execute("PRAGMA foreign_keys=ON")
-            await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            await migrate(conn)
-            if not memory:
-                await anyio.Path(self.path).chmod(0o600)  # transcripts are private
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await conn.close()
-            raise
-        self._conn = conn
+        if str(self.path) == MEMORY:
+            conn = await aiosqlite.connect(MEMORY, isolation_level=None)
+            try:
+                await conn.execute("PRAGMA foreign_keys=ON")
+                await migrate(conn)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await conn.close()
+                raise
+            self._conn = conn
+            return
+        opened = await open_database(self.path)
+        self.read_only = opened.read_only
+        for notice in opened.notices:
+            log.warning("%s", notice)
+        self.notices.extend(opened.notices)
+        self._conn = opened.conn
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
+        conn = self._conn
+        if conn is not None and self._leased:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                for session_id in list(self._leased):
+                    await self.release_lease(session_id)
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            self._heartbeat = None
+        self._conn = None
         if conn is not None:
             with anyio.CancelScope(shield=True):
                 await conn.close()
@@ -158,36 +135,26 @@ class SessionStore:
     @asynccontextmanager
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
-            yield self._require()
+            with self._named_errors():
+                yield self._require()
+
+    @contextmanager
+    def _named_errors(self) -> Iterator[None]:
+        """SQLite errors as ``StoreError`` naming the database file (no bare traceback for the client)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"the session store {self.path} failed: {exc}") from exc
 
     @asynccontextmanager
     async def _write(self) -> AsyncIterator[aiosqlite.Connection]:
         """One IMMEDIATE transaction: committed when the block ends, rolled back if it raises."""
+        if self.read_only:
+            raise read_only_error(self.path)
         async with self._lock:
-            conn = self._require()
-            try:
-                # BEGIN runs to its end even if this task is cancelled meanwhile (a cancel landing there
-                # would leave the shared connection inside a transaction, failing every later write of every
-                # session); the except below then rolls it back.
-                begin = asyncio.ensure_future(conn.execute("BEGIN IMMEDIATE"))
-                try:
-                    await asyncio.shield(begin)
-                except asyncio.CancelledError:
-                    await asyncio.wait([begin])
-                    raise
-                yield conn
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    if conn.in_transaction:
-                        await conn.execute("ROLLBACK")
-                raise
-            try:
-                await conn.execute("COMMIT")
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    if conn.in_transaction:
-                        await conn.execute("ROLLBACK")
-                raise
+            with self._named_errors():
+                async with transaction(self._require()) as conn:
+                    yield conn
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -199,13 +166,13 @@ class SessionStore:
                json.dumps(meta or {}))
         async with self._write() as conn:
             await conn.execute(f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
-        return _record(row)
+        return record(row)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         async with self._read() as conn:
             rows = list(await conn.execute_fetchall(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)))
-        return _record(rows[0]) if rows else None
+        return record(rows[0]) if rows else None
 
     async def update_session(self, session_id: str, *, title: str | None = None, model: str | None = None,
                              turn_count: int | None = None, meta: dict[str, Any] | None = None) -> None:
@@ -248,7 +215,7 @@ class SessionStore:
                          "WHERE sessions_fts MATCH ?))")
             args += [match, match]
         if cursor is not None:
-            updated_at, last_id = _decode_cursor(cursor)
+            updated_at, last_id = decode_cursor(cursor)
             where.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
             args += [updated_at, updated_at, last_id]
         sql = f"SELECT {_SESSION_COLUMNS} FROM sessions"
@@ -258,9 +225,9 @@ class SessionStore:
         args.append(max(1, limit) + 1)
         async with self._read() as conn:
             rows = list(await conn.execute_fetchall(sql, args))
-        records = [_record(r) for r in rows[: max(1, limit)]]
+        records = [record(r) for r in rows[: max(1, limit)]]
         more = len(rows) > max(1, limit)
-        return records, (_encode_cursor(records[-1].updated_at, records[-1].id) if more else None)
+        return records, (encode_cursor(records[-1].updated_at, records[-1].id) if more else None)
 
     # -- messages ------------------------------------------------------------------------------
 
@@ -275,8 +242,11 @@ class SessionStore:
         width = len(rows[0])
         sql = INSERT_MESSAGE.split(" VALUES ")[0] + " VALUES " + ",".join(
             ["(" + ",".join("?" * width) + ")"] * len(rows))
+        if self.read_only:
+            raise read_only_error(self.path)
         async with self._lock:
-            await self._require().execute(sql, [value for row in rows for value in row])
+            with self._named_errors():
+                await self._require().execute(sql, [value for row in rows for value in row])
 
     async def replace_messages(self, session_id: str, messages: Sequence[Message], *,
                                turn: int | None = None) -> None:
@@ -351,3 +321,52 @@ class SessionStore:
     async def checkpoint_turns(self, session_id: str) -> list[int]:
         async with self._read() as conn:
             return await cp.turns(conn, session_id)
+
+    # -- leases --------------------------------------------------------------------------------
+
+    async def acquire_lease(self, session_id: str) -> None:
+        """Drive ``session_id`` from this store: ``SessionBusy`` when another live process does, ``StoreReadOnly``
+        when nothing can be saved. Renewed in the background until ``release_lease`` (or ``close``)."""
+        async with self._write() as conn:
+            await lease.acquire(conn, session_id, self.owner)
+        self._leased.add(session_id)
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.ensure_future(self._beat())
+
+    async def release_lease(self, session_id: str) -> None:
+        self._leased.discard(session_id)
+        if not self._leased and self._heartbeat is not None:
+            self._heartbeat.cancel()  # nothing left to renew
+            self._heartbeat = None
+        if self._conn is None or self.read_only:
+            return
+        async with self._write() as conn:
+            await lease.release(conn, session_id, self.owner)
+
+    async def lease_holder(self, session_id: str) -> LeaseHolder | None:
+        """The live holder of the session's lease when it is another process's, else None."""
+        async with self._read() as conn:
+            holder = await lease.holder(conn, session_id)
+        if holder is None or holder.owner == self.owner or not holder.alive():
+            return None
+        return holder
+
+    async def revision(self, session_id: str) -> tuple[int, int]:
+        """``(active messages, newest row id)``: changes whenever anyone appends or rewrites the session."""
+        async with self._read() as conn:
+            rows = list(await conn.execute_fetchall(
+                "SELECT count(*), coalesce(max(id), 0) FROM messages WHERE session_id = ? AND archived = 0",
+                (session_id,)))
+        return int(rows[0][0]), int(rows[0][1])
+
+    async def _beat(self) -> None:
+        while self._leased and self._conn is not None:
+            await asyncio.sleep(lease.HEARTBEAT_EVERY)
+            leased = sorted(self._leased)
+            if not leased or self._conn is None:
+                return
+            try:
+                async with self._write() as conn:
+                    await lease.renew(conn, leased, self.owner)
+            except Exception as exc:  # the next beat tries again; a lease lasts LEASE_TTL
+                log.warning("renewing the session leases in %s failed: %s", self.path, exc)

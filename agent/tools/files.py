@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import difflib
+import os
+import random
+from collections.abc import Callable
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
+
 from agentls.agent import events
+from agentls.agent.fileio import (
+    MAX_SCAN_BYTES,
+    FileTooLarge,
+    NotRegularFile,
+    TextWindow,
+    human_size,
+    kind_of,
+)
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
+from agentls.agent.safe_write import UnsafeTarget, lock_for
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
 
 DEFAULT_LINES = 2000
@@ -22,57 +37,143 @@ def resolve(ctx: ToolContext, raw: object) -> Path:
         raise ToolFailure(f"refused: {exc}") from None
 
 
+WINDOW_FROM_BYTES = 1_000_000  # larger files are read as a window of lines, never whole
+WRITE_ATTEMPTS = 10
+
+
+def _refused(rel: str, exc: OSError) -> ToolFailure:
+    if isinstance(exc, NotRegularFile):
+        return ToolFailure(f"{rel} is {exc.kind}, not a regular file; it is not read or written")
+    if isinstance(exc, FileTooLarge):
+        return ToolFailure(f"{rel} is {human_size(exc.size)}; files over {human_size(exc.cap)} are not read whole or "
+                           "edited (read_file shows any part of it with offset and limit)")
+    return ToolFailure(f"{rel}: {exc.strerror or exc}")
+
+
+async def disk_size(ctx: ToolContext, path: Path) -> int | None:
+    """The size of the regular file at ``path`` (None when nothing is there); a FIFO, a device or a socket is
+    refused before anyone (the host, the editor) tries to open it."""
+    try:
+        st = await anyio.to_thread.run_sync(os.stat, path)
+    except OSError:
+        return None
+    kind = kind_of(st.st_mode)
+    if kind is not None and kind != "a directory":
+        raise _refused(display(ctx.root, path), NotRegularFile(path, kind))
+    return st.st_size if kind is None else None
+
+
 async def read_current(ctx: ToolContext, path: Path) -> str | None:
+    rel = display(ctx.root, path)
     try:
         return await ctx.host.read_text(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except IsADirectoryError:
-        raise ToolFailure(f"{display(ctx.root, path)} is a directory; use list_dir") from None
+        raise ToolFailure(f"{rel} is a directory; use list_dir") from None
     except UnicodeDecodeError:
-        raise ToolFailure(f"{display(ctx.root, path)} is not a UTF-8 text file") from None
+        raise ToolFailure(f"{rel} is not a UTF-8 text file") from None
+    except (NotRegularFile, FileTooLarge, UnsafeTarget) as exc:
+        raise _refused(rel, exc) from None
+
+
+def _format(rel: str, window: TextWindow, offset: int) -> str:
+    if window.binary:
+        raise ToolFailure(f"{rel} looks like a binary file; it cannot be read as text")
+    total = window.total
+    if total is not None and offset > max(1, total):
+        raise ToolFailure(f"{rel} has {total} lines; offset {offset} is past the end")
+    numbered = []
+    for n, line in enumerate(window.lines, start=offset):
+        if n in window.cut:
+            full = window.cut[n]
+            line += f"... [{full - MAX_LINE_CHARS} more characters]" if full else "... [line cut]"
+        numbered.append(f"{n:>6}\t{line}")
+    body = "\n".join(numbered) if numbered else "(empty file)"
+    end = offset + len(window.lines) - 1
+    if window.stopped:
+        body += (f"\n\n[stopped reading {rel} at {human_size(MAX_SCAN_BYTES)} before reaching line {end + 1}; this "
+                 "tool cannot show lines that far into the file]")
+    elif window.more:
+        size = f"of {total}" if total is not None else \
+            f"of a {human_size(window.size)} file; more follow" if window.size else "; more follow"
+        body += f"\n\n[showing lines {offset}-{end} {size}; use offset/limit to read more]"
+    return body
 
 
 async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     path = resolve(ctx, args.get("path"))
-    text = await read_current(ctx, path)
     rel = display(ctx.root, path)
-    if text is None:
-        raise ToolFailure(f"{rel} does not exist")
-    if "\x00" in text[:8192]:
-        raise ToolFailure(f"{rel} looks like a binary file; it cannot be read as text")
-    lines = text.splitlines()
     offset = max(1, int(args.get("offset") or 1))
     limit = max(1, int(args.get("limit") or DEFAULT_LINES))
-    if offset > max(1, len(lines)):
-        raise ToolFailure(f"{rel} has {len(lines)} lines; offset {offset} is past the end")
-    chosen = lines[offset - 1: offset - 1 + limit]
-    numbered = []
-    for n, line in enumerate(chosen, start=offset):
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + f"... [{len(line) - MAX_LINE_CHARS} more characters]"
-        numbered.append(f"{n:>6}\t{line}")
-    body = "\n".join(numbered) if numbered else "(empty file)"
-    end = offset + len(chosen) - 1
-    if end < len(lines):
-        body += f"\n\n[showing lines {offset}-{end} of {len(lines)}; use offset/limit to read more]"
-    return ToolOutput(body, locations=[events.location(str(path), offset)])
+    size = await disk_size(ctx, path)
+    if size is not None and size > WINDOW_FROM_BYTES:
+        try:
+            window = await ctx.host.read_window(path, offset, limit, MAX_LINE_CHARS)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ToolFailure(f"{rel} does not exist") from None
+        except UnicodeDecodeError:
+            raise ToolFailure(f"{rel} is not a UTF-8 text file") from None
+        except (NotRegularFile, FileTooLarge, UnsafeTarget) as exc:
+            raise _refused(rel, exc) from None
+    else:
+        text = await read_current(ctx, path)
+        if text is None:
+            raise ToolFailure(f"{rel} does not exist")
+        window = TextWindow.of_text(text, offset, limit, MAX_LINE_CHARS)
+    return ToolOutput(_format(rel, window, offset), locations=[events.location(str(path), offset)])
 
 
-async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: str) -> ToolOutput:
+Redo = Callable[[str], str]  # the change applied again to the file's current text (raises ToolFailure)
+
+
+async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: str, redo: Redo | None = None
+                 ) -> ToolOutput:
+    """Ask, then under the path's lock: the file must still hold ``old``; if it does not, an edit (``redo``)
+    is applied again to what it holds now, anything else fails. Never reports a write that did not land."""
     rel = display(ctx.root, path)
     diff = events.diff_content(str(path), old, new)
     ask = {"Created": "Create", "Wrote": "Overwrite", "Edited": "Edit"}.get(verb, verb)
     refusal = await ctx.ask_permission(f"{ask} {rel}", "edit", {"path": rel}, "edit", False, [diff])
     if refusal:
         return ToolOutput(refusal, is_error=True)
-    await ctx.checkpoint(path, old)
-    outcome = await ctx.host.write_text(path, new, previous=old)
+    notes: list[str] = []
+    async with lock_for(path):
+        base, content = old, new
+        for attempt in range(WRITE_ATTEMPTS):
+            current = await read_current(ctx, path)
+            if current != base:
+                if redo is None or current is None:
+                    what = "was deleted" if current is None else "was created" if base is None else "changed"
+                    return ToolOutput(f"{ask} of {rel} was not applied: the "
+                                      f"file {what} since this call read it (another session or program wrote it); "
+                                      "nothing was written. Read it again before changing it.", is_error=True)
+                try:
+                    content = redo(current)
+                except ToolFailure as exc:
+                    return ToolOutput(f"Edit of {rel} was not applied: the file changed since this call read it, "
+                                      f"and the edit no longer fits: {exc}", is_error=True)
+                base = current
+                if not notes:
+                    notes.append("the file had changed since it was read; the edit was applied to its current text")
+            await ctx.checkpoint(path, base)
+            outcome = await ctx.host.write_text(path, content, previous=base)
+            if not outcome.conflict:
+                break
+            await anyio.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # another process is writing it too
+        else:
+            return ToolOutput(f"{ask} of {rel} was not applied: the file kept changing on disk while it was being "
+                              f"written ({WRITE_ATTEMPTS} attempts); nothing was written", is_error=True)
     if not outcome.applied:
-        return ToolOutput(f"{verb} of {rel} was not applied: {outcome.message or 'the user rejected this edit'}",
+        return ToolOutput(f"{ask} of {rel} was not applied: {outcome.message or 'the user rejected this edit'}",
                           is_error=True)
-    summary = _change_summary(old, new)
-    return ToolOutput(f"{verb} {rel} ({summary})", content=[diff], locations=[events.location(str(path))])
+    if outcome.message:
+        notes.append(outcome.message)
+    if base is not old:
+        diff = events.diff_content(str(path), base, content)
+    summary = _change_summary(base, content)
+    extra = "".join(f"; {note}" for note in notes)
+    return ToolOutput(f"{verb} {rel} ({summary}{extra})", content=[diff], locations=[events.location(str(path))])
 
 
 def _change_summary(old: str | None, new: str) -> str:
@@ -92,6 +193,7 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolFailure("'content' must be a string")
+    await disk_size(ctx, path)
     old = await read_current(ctx, path)
     return await _write(ctx, path, old, content, "Wrote" if old is not None else "Created")
 
@@ -113,23 +215,11 @@ def nearest_match(text: str, needle: str) -> str:
     return f"The closest text (lines {best_at + 1}-{best_at + len(window)}, {best:.0%} similar):\n{numbered}"
 
 
-async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
-    path = resolve(ctx, args.get("path"))
-    old_string, new_string = args.get("old_string"), args.get("new_string")
-    if not isinstance(old_string, str) or not isinstance(new_string, str):
-        raise ToolFailure("'old_string' and 'new_string' must be strings")
-    rel = display(ctx.root, path)
-    text = await read_current(ctx, path)
-    if text is None:
-        raise ToolFailure(f"{rel} does not exist; use write_file to create it")
-    if old_string == "":
-        raise ToolFailure("'old_string' is empty; to create or overwrite a file use write_file")
-    if old_string == new_string:
-        raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change")
+def _replace(text: str, old_string: str, new_string: str, replace_all: bool, rel: str) -> tuple[str, int]:
     count = text.count(old_string)
     if count == 0:
         raise ToolFailure(f"'old_string' was not found in {rel}. {nearest_match(text, old_string)}")
-    if count > 1 and not args.get("replace_all"):
+    if count > 1 and not replace_all:
         lines: list[str] = []
         at = text.find(old_string)
         while at >= 0 and len(lines) < 20:
@@ -137,11 +227,35 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
             at = text.find(old_string, at + 1)
         raise ToolFailure(f"'old_string' appears {count} times in {rel} (at lines {', '.join(lines)}); include more "
                           "surrounding lines to make it unique, or set replace_all to true")
-    new_text = text.replace(old_string, new_string) if args.get("replace_all") else \
-        text.replace(old_string, new_string, 1)
-    out = await _write(ctx, path, text, new_text, "Edited")
-    if not out.is_error and count > 1:
-        out.text += f" ({count} replacements)"
+    new_text = text.replace(old_string, new_string) if replace_all else text.replace(old_string, new_string, 1)
+    return new_text, count
+
+
+async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
+    path = resolve(ctx, args.get("path"))
+    old_string, new_string = args.get("old_string"), args.get("new_string")
+    if not isinstance(old_string, str) or not isinstance(new_string, str):
+        raise ToolFailure("'old_string' and 'new_string' must be strings")
+    rel = display(ctx.root, path)
+    await disk_size(ctx, path)
+    text = await read_current(ctx, path)
+    if text is None:
+        raise ToolFailure(f"{rel} does not exist; use write_file to create it")
+    if old_string == "":
+        raise ToolFailure("'old_string' is empty; to create or overwrite a file use write_file")
+    if old_string == new_string:
+        raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change")
+    replace_all = bool(args.get("replace_all"))
+    new_text, count = _replace(text, old_string, new_string, replace_all, rel)
+    counts = [count]
+
+    def redo(current: str) -> str:
+        again, counts[0] = _replace(current, old_string, new_string, replace_all, rel)
+        return again
+
+    out = await _write(ctx, path, text, new_text, "Edited", redo)
+    if not out.is_error and counts[0] > 1:
+        out.text += f" ({counts[0]} replacements)"
     return out
 
 

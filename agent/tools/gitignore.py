@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentls.agent.fileio import NotRegularFile, kind_of, read_small
 from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
+
+log = logging.getLogger("agentls.tools")
+IGNORE_FILE_CAP = 1024 * 1024
 
 ALWAYS_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache",
                          ".pytest_cache", ".ruff_cache", ".tox"})
@@ -85,13 +90,18 @@ class Ignore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.rules: list[Rule] = []
+        self.skipped: list[str] = []  # ignore files that are not regular files
         for extra in (root / ".git" / "info" / "exclude",):
             self._load(extra, "")
 
     def _load(self, file: Path, base: str) -> None:
         try:
             resolve_in_workspace(self.root, file)  # a .gitignore symlinked out of the workspace is never read
-            text = file.read_text("utf-8", "replace")
+            text = read_small(file, IGNORE_FILE_CAP).decode("utf-8", "replace")
+        except NotRegularFile as exc:  # a FIFO named .gitignore must not hang the walk
+            log.warning("not reading %s: %s", file, exc)
+            self.skipped.append(str(file))
+            return
         except (OSError, OutsideWorkspace):
             return
         self.rules.extend(parse(text, base))
@@ -119,7 +129,13 @@ class Ignore:
 
 
 def walk(root: Path, start: Path, max_depth: int) -> Iterator[tuple[str, bool, int]]:
-    """``(path relative to root, is_dir, depth)`` below ``start``, git-ignored entries and symlinked dirs skipped.
+    """``(path relative to root, is_dir, depth)`` below ``start``, git-ignored entries and symlinked dirs skipped."""
+    for rel, is_dir, depth, _ in walk_kinds(root, start, max_depth):
+        yield rel, is_dir, depth
+
+
+def walk_kinds(root: Path, start: Path, max_depth: int) -> Iterator[tuple[str, bool, int, str | None]]:
+    """Like ``walk``, with what a non-regular, non-directory entry is (``"a FIFO (named pipe)"``...) or None.
 
     Directory reads are regular-file I/O on the local disk; callers bound the walk and yield to the
     event loop between batches.
@@ -144,11 +160,14 @@ def walk(root: Path, start: Path, max_depth: int) -> Iterator[tuple[str, bool, i
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
+                special = None
+                if not is_dir and not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                    special = kind_of(entry.stat(follow_symlinks=False).st_mode)
             except OSError:
                 continue
             if ignore.ignored(rel, is_dir):
                 continue
-            yield rel, is_dir, depth + 1
+            yield rel, is_dir, depth + 1, special
             if is_dir and depth + 1 < max_depth:
                 subdirs.append((Path(entry.path), rel, depth + 1))
         for sub in reversed(subdirs):

@@ -5,20 +5,29 @@ from __future__ import annotations
 import fnmatch
 import re
 import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 
-from agentls.agent.truncate import cap_text
+from agentls.agent.fileio import FileTooLarge, NotRegularFile, read_small
 from agentls.agent.paths import display, resolve_in_workspace
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.files import resolve
-from agentls.agent.tools.gitignore import walk
+from agentls.agent.tools.files import disk_size, resolve
+from agentls.agent.tools.gitignore import walk_kinds
+from agentls.agent.truncate import cap_text
 
 MAX_LIST = 500
 MAX_MATCHES = 200
 MAX_FILE_BYTES = 2_000_000
 MAX_SCANNED_FILES = 20_000
+
+
+SPECIAL_MARKS = {"a FIFO (named pipe)": "FIFO", "a character device": "character device",
+                 "a block device": "block device", "a socket": "socket"}
 
 
 async def list_dir(ctx: ToolContext, args: JsonObject) -> ToolOutput:
@@ -27,19 +36,25 @@ async def list_dir(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if not path.is_dir():
         raise ToolFailure(f"{display(ctx.root, path)} is not a directory")
     lines: list[str] = []
-    more = 0
-    for n, (rel, is_dir, level) in enumerate(walk(ctx.root, path, depth)):
+    more = special = 0
+    for n, (rel, is_dir, level, kind) in enumerate(walk_kinds(ctx.root, path, depth)):
         if n % 200 == 199:
             await anyio.lowlevel.checkpoint()
+        if kind is not None:
+            special += 1
         if len(lines) >= MAX_LIST:
             more += 1
             continue
         name = rel.rsplit("/", 1)[-1]
-        lines.append("  " * (level - 1) + name + ("/" if is_dir else ""))
+        mark = f"  [{SPECIAL_MARKS.get(kind, kind)}: not a regular file, not readable]" if kind is not None else ""
+        lines.append("  " * (level - 1) + name + ("/" if is_dir else "") + mark)
     head = f"{display(ctx.root, path)}/" if path != ctx.root.resolve() else "./"
     body = head + "\n" + ("\n".join(lines) if lines else "(empty)")
     if more:
         body += f"\n[... {more} more entries not shown; list a subdirectory or lower the depth]"
+    if special:
+        body += (f"\n[{special} entr{'ies are' if special > 1 else 'y is'} not a regular file (FIFO, device or "
+                 "socket); the file tools skip them]")
     return ToolOutput(body)
 
 
@@ -50,9 +65,42 @@ def _glob_match(rel: str, glob: str | None) -> bool:
     return fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob) or fnmatch.fnmatch(rel, "*/" + glob)
 
 
-async def _search_with_rg(ctx: ToolContext, rg: str, pattern: str, target: str, glob: str | None) -> list[str]:
+@dataclass
+class Scan:
+    """What a search looked at, skipped and cut: reported under the matches, never silent."""
+
+    files: int = 0
+    special: list[str] = field(default_factory=list)
+    too_big: int = 0
+    binary: int = 0
+    unreadable: int = 0
+    stopped_at: str | None = None  # the walk stopped here (file cap)
+    output_cut: bool = False
+
+    def report(self) -> str:
+        parts = []
+        if self.special:
+            names = ", ".join(self.special[:5]) + (", ..." if len(self.special) > 5 else "")
+            parts.append(f"{len(self.special)} not regular files (FIFO, device or socket) skipped: {names}")
+        if self.too_big:
+            parts.append(f"{self.too_big} files over {MAX_FILE_BYTES // 1_000_000} MB skipped")
+        if self.binary:
+            parts.append(f"{self.binary} binary files skipped")
+        if self.unreadable:
+            parts.append(f"{self.unreadable} unreadable files skipped")
+        if self.stopped_at is not None:
+            parts.append(f"STOPPED after {self.files:,} files at {self.stopped_at} (the search goes through names "
+                         f"in sorted order, at most {MAX_SCANNED_FILES:,} files): files after it were NOT searched; "
+                         "narrow the path or glob")
+        if self.output_cut:
+            parts.append("ripgrep's output was cut at 2 MB: later matches are missing; narrow the pattern")
+        return f"\n[searched {self.files:,} files; " + "; ".join(parts) + "]" if parts else ""
+
+
+async def _search_with_rg(ctx: ToolContext, rg: str, pattern: str, target: str, glob: str | None,
+                          scan: Scan) -> list[str]:
     cmd = [rg, "--line-number", "--no-heading", "--color", "never", "--max-columns", "300",
-           "--max-columns-preview", "--max-count", "50", "-e", pattern]
+           "--max-columns-preview", "--max-count", "50", "--max-filesize", "2M", "-e", pattern]
     if glob:
         cmd += ["--glob", glob]
     cmd += ["--", target]
@@ -62,6 +110,7 @@ async def _search_with_rg(ctx: ToolContext, rg: str, pattern: str, target: str, 
         async for chunk in proc.stdout:
             out.extend(chunk)
             if len(out) > 2_000_000:
+                scan.output_cut = True
                 proc.kill()
                 break
         code = await proc.wait()
@@ -70,19 +119,43 @@ async def _search_with_rg(ctx: ToolContext, rg: str, pattern: str, target: str, 
     return out.decode("utf-8", "replace").splitlines()
 
 
-async def _search_python(ctx: ToolContext, regex: re.Pattern[str], start: str, glob: str | None) -> list[str]:
-    base = resolve(ctx, start)
+def _read_candidate(file: Path) -> bytes:
+    return read_small(file, MAX_FILE_BYTES, follow=False)
+
+
+async def _search_python(ctx: ToolContext, regex: re.Pattern[str], base: Path, glob: str | None,
+                         scan: Scan) -> list[str]:
     matches: list[str] = []
-    files = [(display(ctx.root, base), False, 0)] if base.is_file() else walk(ctx.root, base, 64)
-    for n, (rel, is_dir, _) in enumerate(files):
-        if is_dir or not _glob_match(rel, glob) or n > MAX_SCANNED_FILES:
+    if base.is_file():
+        files: Iterable[tuple[str, bool, int, str | None]] = [(display(ctx.root, base), False, 0, None)]
+    else:
+        files = walk_kinds(ctx.root, base, 64)
+    for n, (rel, is_dir, _, kind) in enumerate(files):
+        if n % 200 == 199:
+            await anyio.lowlevel.checkpoint()
+        if is_dir or not _glob_match(rel, glob):
             continue
+        if kind is not None:
+            scan.special.append(rel)
+            continue
+        if scan.files >= MAX_SCANNED_FILES:
+            scan.stopped_at = rel
+            break
         try:
             file = resolve_in_workspace(ctx.root, rel)
-            data = await anyio.Path(file).read_bytes() if file.stat().st_size <= MAX_FILE_BYTES else b""
-        except (OSError, ValueError):
+            data = await anyio.to_thread.run_sync(_read_candidate, file)
+        except NotRegularFile:  # a symlink to a FIFO or a device
+            scan.special.append(rel)
             continue
+        except FileTooLarge:
+            scan.too_big += 1
+            continue
+        except (OSError, ValueError):
+            scan.unreadable += 1
+            continue
+        scan.files += 1
         if b"\x00" in data[:4096]:
+            scan.binary += 1
             continue
         for i, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
             if regex.search(line):
@@ -102,20 +175,23 @@ async def search_files(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure(f"the pattern {pattern!r} is not a valid regular expression: {exc}") from None
     start = args.get("path") or "."
     target = resolve(ctx, start)
+    await disk_size(ctx, target)  # a FIFO or a device given as the path is refused, not opened
     glob = args.get("glob") or None
     rg = shutil.which("rg")
+    scan = Scan()
     if rg:
-        lines = await _search_with_rg(ctx, rg, pattern, display(ctx.root, target), glob)
+        lines = await _search_with_rg(ctx, rg, pattern, display(ctx.root, target), glob, scan)
     else:
-        lines = await _search_python(ctx, regex, str(start), glob)
+        lines = await _search_python(ctx, regex, target, glob, scan)
+    report = scan.report()
     if not lines:
-        return ToolOutput(f"no matches for {pattern!r} in {display(ctx.root, target)}")
+        return ToolOutput(f"no matches for {pattern!r} in {display(ctx.root, target)}{report}")
     shown = lines[:MAX_MATCHES]
     body = "\n".join(shown)
     if len(lines) > MAX_MATCHES:
         body += "\n[... more matches not shown; narrow the pattern, path or glob]"
-    text, _ = cap_text(body, ctx.output_limit)
-    return ToolOutput(text)
+    text, _ = cap_text(body, max(1000, ctx.output_limit - len(report)))
+    return ToolOutput(text + report)
 
 
 def _path_or_root(args: JsonObject) -> list[str]:

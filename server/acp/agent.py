@@ -30,6 +30,7 @@ from agentls.agent.replay import replay_updates
 from agentls.server.acp import auth, commands, ext, lifecycle, modes, turns
 from agentls.server.acp.capabilities import ClientState, initialize_result
 from agentls.server.acp.lifecycle import AcpFace
+from agentls.server.acp.errors import store_errors
 from agentls.server.acp.stdio import LineTransport
 from agentls.server.runtime import turns as runtime_turns
 from agentls.server.runtime.live import LiveSession
@@ -90,7 +91,8 @@ class AgentlsAcp(Agent):
     # ----- session lifecycle -----------------------------------------------------------------
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        session = await lifecycle.create(self.sessions, cwd, mcp_servers)
+        with store_errors():
+            session = await lifecycle.create(self.sessions, cwd, mcp_servers)
         self._after_reply(session)
         return NewSessionResponse.model_validate({"sessionId": session.session_id, "modes": modes.mode_state(session),
                                                   "configOptions": modes.config_options(session)})
@@ -98,25 +100,34 @@ class AgentlsAcp(Agent):
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse | None:
-        session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
-        agent = await lifecycle.agent(self.sessions, session)
+        with store_errors():
+            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
+            agent = await lifecycle.agent(self.sessions, session)
+            elsewhere = await self.sessions.running_elsewhere(session_id)
         sink = self.face.sink(session_id)
         for update in replay_updates(agent.messages, agent.root):  # the whole history, before the answer
             await sink.send(update)
         await sink.send(commands.available_commands_update())
-        return LoadSessionResponse.model_validate({"modes": modes.mode_state(session),
-                                                   "configOptions": modes.config_options(session)})
+        response: dict[str, Any] = {"modes": modes.mode_state(session), "configOptions": modes.config_options(session)}
+        if elsewhere is not None:  # readable, but a prompt here is refused until that turn ends
+            log.warning("session %s is running a turn in another process: %s", session_id, elsewhere.describe())
+            response["_meta"] = {"agentls": {"runningElsewhere": {**elsewhere.to_json(), "message": (
+                f"this session is running a turn in another agentls process ({elsewhere.describe()}); a prompt "
+                "here is refused until that turn ends")}}}
+        return LoadSessionResponse.model_validate(response)
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
-        session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
+        with store_errors():
+            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
         self._after_reply(session)
         return ResumeSessionResponse.model_validate({"modes": modes.mode_state(session),
                                                      "configOptions": modes.config_options(session)})
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        infos, next_cursor = await lifecycle.listing(self.sessions, cwd, cursor)
+        with store_errors():
+            infos, next_cursor = await lifecycle.listing(self.sessions, cwd, cursor)
         return ListSessionsResponse.model_validate({"sessions": infos, "nextCursor": next_cursor})
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
@@ -147,11 +158,12 @@ class AgentlsAcp(Agent):
         blocks = _blocks(prompt)
         sink = self.face.sink(session_id)
         command = commands.parse(blocks)
-        if command is not None:
-            reason = await runtime_turns.serialized(
-                session, lambda: commands.run(self.sessions, session, sink, *command)) or "cancelled"
-        else:
-            reason = await turns.prompt(self.sessions, session, sink, blocks)
+        with store_errors():
+            if command is not None:
+                reason = await runtime_turns.serialized(
+                    session, lambda: commands.run(self.sessions, session, sink, *command)) or "cancelled"
+            else:
+                reason = await turns.prompt(self.sessions, session, sink, blocks)
         return PromptResponse.model_validate({"stopReason": reason})
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -160,7 +172,8 @@ class AgentlsAcp(Agent):
             runtime_turns.cancel(session)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await ext.dispatch(self.face, self.sessions, method, params)
+        with store_errors():
+            return await ext.dispatch(self.face, self.sessions, method, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignoring extension notification _%s", method)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from acp import RequestError
@@ -26,3 +28,18 @@ def not_found(message: str) -> RequestError:
 
 def internal(message: str, data: Any = None) -> RequestError:
     return RequestError(INTERNAL_ERROR, message, data)
+
+
+@contextmanager
+def store_errors() -> Iterator[None]:
+    """The session store's own errors (a damaged or read-only file, a directory in its place, a session another
+    process is driving) answered in words naming the file, never as a bare internal error."""
+    from agentls.agent.sessions.lease import SessionBusy
+    from agentls.agent.sessions.schema import StoreError
+
+    try:
+        yield
+    except SessionBusy as exc:
+        raise internal(str(exc), {"reason": "sessionBusy", "runningElsewhere": exc.holder.to_json()}) from None
+    except StoreError as exc:
+        raise internal(str(exc), {"reason": "sessionStore"}) from None

@@ -35,6 +35,7 @@ from agentls.agent.host import (
     WriteOutcome,
 )
 from agentls.agent.disk_host import DiskHost
+from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
 from agentls.server.acp.capabilities import ClientCaps
 from agentls.server.acp.updates import UpdateSink
@@ -74,6 +75,24 @@ class AcpHost:
             log.warning("fs/read_text_file %s failed (%s); reading the disk", path, exc)
             return await self._local.read_text(path)
         return response.content
+
+    async def read_window(self, path: Path, offset: int, limit: int, max_line_chars: int) -> TextWindow:
+        """The editor's lines when it reads files (it gets ``line``/``limit``), else the disk, streamed."""
+        if not self._caps.read_text_file:
+            return await self._local.read_window(path, offset, limit, max_line_chars)
+        try:
+            response = await self._conn.read_text_file(session_id=self._sid, path=str(path), line=offset,
+                                                       limit=limit + 1)
+        except RequestError as exc:
+            if not path.exists():
+                raise FileNotFoundError(str(path)) from None
+            log.warning("fs/read_text_file %s failed (%s); reading the disk", path, exc)
+            return await self._local.read_window(path, offset, limit, max_line_chars)
+        window = TextWindow.of_text(response.content, 1, limit, max_line_chars)
+        window.offset = offset
+        window.cut = {n + offset - 1: full for n, full in window.cut.items()}
+        window.total = None  # only the window was asked for
+        return window
 
     async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
         if not self._caps.write_text_file:

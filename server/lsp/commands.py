@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 MARKER = re.compile(r"@agent\b[:,]?\s+(?P<instruction>\S.*?)\s*(?:\*/|-->|#\}|%\}|-\})?\s*$")
 LEADER = re.compile(r"(?:#|//+|--|;+|/\*+|<!--|%|\"|\{#|\{%|\{-)\s*$")
 MAX_INLINE_CONTENT = 20_000
+MAX_CODE_ACTION_BYTES = 4 * 1024 * 1024
 SESSION_COMMANDS = {"agent.turn", "agent.steer", "agent.compress"}
 NEEDS_ARGUMENT = {"agent.turn": "{prompt}", "agent.steer": "{text}", "agent.codeAction": "{uri, line, instruction}"}
 
@@ -60,9 +61,11 @@ def code_actions(ls: AgentServer, params: types.CodeActionParams) -> list[types.
     if path is None:
         return []
     text = ls.documents.current(path)
-    if text is None:
+    if text is None:  # a synchronous handler: a FIFO or a huge file must not stall the server
+        from agentls.agent.fileio import decode_text, read_small
+
         try:
-            text = path.read_text(encoding="utf-8")
+            text = decode_text(read_small(path, MAX_CODE_ACTION_BYTES))
         except (OSError, UnicodeDecodeError):
             return []
     actions = []

@@ -12,6 +12,7 @@ from agentls.server.lsp import commands, methods
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND
 from agentls.server.lsp.host import LspHost
 from agentls.server.lsp.server import AgentServer
+from agentls.server.lsp.lookup import store_errors
 
 
 # The agent/* requests: each takes (server, raw params) and validates the params itself.
@@ -38,7 +39,7 @@ def _tracked(handler: Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
 
 def register(server: AgentServer) -> None:
     for name, handler in AGENT_METHODS.items():
-        server.feature(name)(_tracked(handler))
+        server.feature(name)(_tracked(store_errors(handler)))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:

@@ -21,6 +21,7 @@ from pygls.exceptions import JsonRpcException
 from agentls.agent import events
 from agentls.agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
 from agentls.agent.disk_host import DiskHost
+from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
 from agentls.server.lsp.documents import file_uri, text_edits
 from agentls.server.lsp.permissions import ask_permission
@@ -54,11 +55,17 @@ class LspHost:
         text = self._ls.documents.current(path)
         return text if text is not None else await self._disk.read_text(path)
 
+    async def read_window(self, path: Path, offset: int, limit: int, max_line_chars: int) -> TextWindow:
+        text = self._ls.documents.current(path)
+        if text is not None:
+            return TextWindow.of_text(text, offset, limit, max_line_chars)
+        return await self._disk.read_window(path, offset, limit, max_line_chars)
+
     async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
         ls = self._ls
         features = ls.features
         if not features.apply_edit:
-            return await self._disk_write(path, content)
+            return await self._disk_write(path, content, previous)
         # A second edit before the editor reported the first: wait for its didChange (Neovim debounces it),
         # else send an unversioned edit against the text the server wrote, never a stale version.
         synced = await ls.documents.wait_synced(path, SYNC_WAIT)
@@ -69,7 +76,7 @@ class LspHost:
         creating = base is None
         uri = file_uri(path)
         if creating and not features.create_files:
-            return await self._disk_write(path, content)
+            return await self._disk_write(path, content, previous)
         edits: list[types.TextEdit] = text_edits(base or "", content)
         if not edits and not creating:
             return WriteOutcome(True)
@@ -115,9 +122,12 @@ class LspHost:
         reason = getattr(result, "failure_reason", None)
         return WriteOutcome(False, f"{REJECTED} ({reason})" if reason else REJECTED)
 
-    async def _disk_write(self, path: Path, content: str) -> WriteOutcome:
+    async def _disk_write(self, path: Path, content: str, previous: str | None) -> WriteOutcome:
+        """The file is not in the editor (or the editor cannot edit): the disk, safely. The check against
+        ``previous`` applies only when the server's view came from the disk, not from a buffer."""
+        from_buffer = self._ls.documents.current(path) is not None
         self._ls.documents.forget(path)
-        return await self._disk.write_text(path, content, previous=None)
+        return await self._disk.write_text(path, content, previous=previous, check=not from_buffer)
 
     async def _disk_text(self, path: Path) -> str | None:
         try:

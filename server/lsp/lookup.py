@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -29,6 +31,34 @@ log = logging.getLogger("agentls.lsp")
 
 class ModelUnavailable(JsonRpcException):
     CODE = -32603
+
+
+class StoreProblem(JsonRpcException):
+    """The session store cannot serve the request (damaged beyond repair, read-only, a directory, another
+    process driving the session): -32603 with a message naming the file, never a traceback."""
+
+    CODE = -32603
+
+
+Result = TypeVar("Result")
+
+
+def store_errors(handler: Callable[..., Awaitable[Result]]) -> Callable[..., Awaitable[Result]]:
+    """``handler`` with the store's own errors answered in words (and ``data.reason``)."""
+    from agentls.agent.sessions.lease import SessionBusy
+    from agentls.agent.sessions.schema import StoreError
+
+    @functools.wraps(handler)
+    async def wrapped(*args: Any) -> Result:
+        try:
+            return await handler(*args)
+        except SessionBusy as exc:
+            raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionBusy",
+                                                         "runningElsewhere": exc.holder.to_json()}) from None
+        except StoreError as exc:
+            raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionStore"}) from None
+
+    return wrapped
 
 
 def _shown(ls: AgentServer, session: LiveSession) -> LiveSession:

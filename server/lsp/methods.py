@@ -105,7 +105,13 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
     if ls.features.updates:
         for update in replay_updates(agent.messages):
             ls.notify("agent/update", {"sessionId": session_id, "update": update})
-    return {"sessionId": session_id, "messages": messages}
+    result: dict[str, Any] = {"sessionId": session_id, "messages": messages}
+    holder = await ls.sessions.running_elsewhere(session_id)
+    if holder is not None:  # readable, but a turn here is refused until that one ends
+        result["runningElsewhere"] = {**holder.to_json(), "message": (
+            f"this session is running a turn in another agentls process ({holder.describe()}); what is shown "
+            "is what it has saved so far, and a turn here is refused until that turn ends")}
+    return result
 
 
 async def undo(ls: AgentServer, raw: Any, where: str = "agent/undo") -> dict[str, Any]:

@@ -28,6 +28,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.workspace import Workspace
 
+from agentls.server.lsp.lookup import store_errors
 from agentls.server.lsp.capabilities import POSITION_ENCODING, server_capabilities
 from agentls.server.lsp.wire import WireError
 
@@ -223,7 +224,7 @@ class AgentProtocol(LanguageServerProtocol):
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     async def lsp_workspace__execute_command(self, params: Any) -> Any:  # type: ignore[override]
         with self.owner.handling():
-            return await self.owner.execute_command(params)
+            return await store_errors(self.owner.execute_command)(params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams

@@ -20,10 +20,11 @@ from agentls.agent.config import ConfigError, Settings
 from agentls.agent.sessions.store import SessionStore, default_db_path
 from agentls.server.runtime import turns
 from agentls.server.runtime.live import LiveSession
-from agentls.server.runtime.notices import session_notices
+from agentls.server.runtime.notices import Notice, session_notices
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
+    from agentls.agent.sessions.lease import LeaseHolder
     from agentls.agent.host import Host
 
 log = logging.getLogger("agentls.runtime")
@@ -71,15 +72,26 @@ class SessionRegistry:
         self._live: dict[str, LiveSession] = {}
         self._store: SessionStore | None = None
         self._open_lock = asyncio.Lock()
+        self._store_notices: list[Notice] = []  # what opening the store had to do, for the next session shown
 
     async def store(self) -> SessionStore:
-        """The store, opened once; concurrent first calls wait for the same open."""
+        """The store, opened once; concurrent first calls wait for the same open. A store that cannot be
+        opened raises ``StoreError`` (naming the file) now and is tried again by the next call."""
         async with self._open_lock:
             if self._store is None:
                 store = SessionStore(self._db_path or default_db_path())
                 await store.open()
                 self._store = store  # published only once it is open
+                self._store_notices += [Notice(text, "warning") for text in store.notices]
         return self._store
+
+    def _with_store_notices(self, session: LiveSession) -> None:
+        """A damaged file moved aside or a read-only store: told with the next session a face shows."""
+        session.notices[:0], self._store_notices = self._store_notices, []
+
+    async def running_elsewhere(self, session_id: str) -> LeaseHolder | None:
+        """The other process running a turn of this session right now, if any."""
+        return await (await self.store()).lease_holder(session_id)
 
     def _settings(self, cwd: Path) -> Settings:
         try:
@@ -106,6 +118,7 @@ class SessionRegistry:
         except NoModel as exc:
             session.no_model = str(exc)
             log.warning("session %s has no model yet: %s", session.session_id, exc)
+        self._with_store_notices(session)
         self._live[session.session_id] = session
         return session
 
@@ -123,6 +136,7 @@ class SessionRegistry:
         session.mode = settings.approval
         agent = self._attach(session, settings)
         await agent.__aenter__()  # loads the history
+        self._with_store_notices(session)
         self._live[session_id] = session
         return session
 

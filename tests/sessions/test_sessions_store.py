@@ -11,6 +11,7 @@ import pytest
 
 from agentls.agent.sessions import SessionStore, StoreClosed, default_db_path
 from agentls.agent.sessions.store import fts_query
+from agentls.agent.sessions.schema import MIGRATIONS
 from agentls.agent.transcript import repair, violations
 from agentls.agent.types import Message
 
@@ -64,7 +65,7 @@ async def test_in_memory_store() -> None:
 async def test_wal_mode_and_pragmas(store: SessionStore) -> None:
     with sqlite3.connect(store.path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("SELECT version FROM schema_version").fetchone()[0] == 1
+        assert raw.execute("SELECT version FROM schema_version").fetchone()[0] == len(MIGRATIONS)
 
 
 async def test_every_field_round_trips(store: SessionStore) -> None:
