@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.state import TurnState
-from agentls.agent.providers.base import ProviderRequest
+from agentls.agent.model_caller import Prompt
 from agentls.agent.types import Message
-
-if TYPE_CHECKING:
-    from agentls.agent.agent import AIAgent
 
 
 def _with_text(message: Message, extra: str) -> Message:
@@ -22,11 +18,10 @@ def _with_text(message: Message, extra: str) -> Message:
     return copy
 
 
-def view(agent: AIAgent, turn: TurnState, extra_user: str | None = None,
+def view(messages: list[Message], turn: TurnState, extra_user: str | None = None,
          extra_messages: list[Message] | None = None) -> list[Message]:
     """The messages to send: runtime context rides on a copy of this turn's user message; an ephemeral
     instruction (nudge, grace, continuation) rides at the end. The stored transcript is untouched."""
-    messages: list[Message] = agent.messages
     if turn.runtime_context and 0 <= turn.user_index < len(messages):
         if turn.user_copy is None:
             turn.user_copy = _with_text(messages[turn.user_index], turn.runtime_context)
@@ -41,18 +36,9 @@ def view(agent: AIAgent, turn: TurnState, extra_user: str | None = None,
     return messages
 
 
-def build(agent: AIAgent, turn: TurnState, *, model: str, tools: bool = True, extra_user: str | None = None,
-          extra_messages: list[Message] | None = None, purpose: str = "turn") -> ProviderRequest:
-    schemas = agent.registry.schemas() if tools else []
-    return ProviderRequest(
-        model=model,
-        system=agent.system_prompt or "",
-        messages=view(agent, turn, extra_user, extra_messages),
-        tools=schemas,
-        stream=agent.stream,
-        max_tokens=agent.max_tokens,
-        temperature=agent.temperature,
-        tool_choice=None,
-        cache=agent._wire_cache,
-        purpose=purpose,
-    )
+def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user: str | None = None,
+           extra_messages: list[Message] | None = None) -> Prompt:
+    conversation = parts.conversation
+    return Prompt(system=conversation.system_prompt or "",
+                  messages=view(conversation.messages, turn, extra_user, extra_messages),
+                  tools=parts.registry.schemas() if tools else ())

@@ -1,0 +1,140 @@
+"""How a tool call reaches the world: the ``ToolContext`` it gets, permission prompts, undo checkpoints,
+its time limit, and a crash turned into an error result."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from agentls.agent import events
+from agentls.agent.checkpoints import Checkpoints
+from agentls.agent.host import Host, PermissionOption, PermissionRequest
+from agentls.agent.permissions import PermissionPolicy
+from agentls.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.types import Message
+from agentls.agent.updates import UpdateSender
+
+if TYPE_CHECKING:
+    from agentls.agent.context.hints import HintTracker
+
+log = logging.getLogger("agentls.tools")
+
+PROVIDER_KEY_VARS = frozenset({"AGENTLS_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
+                               "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY",
+                               "DEEPSEEK_API_KEY", "TOGETHER_API_KEY", "XAI_API_KEY"})
+
+OPTIONS = (
+    PermissionOption("allow_once", "Allow once", "allow_once"),
+    PermissionOption("allow_always", "Always allow", "allow_always"),
+    PermissionOption("reject_once", "Reject", "reject_once"),
+    PermissionOption("reject_always", "Always reject", "reject_always"),
+)
+
+
+class ToolRunner:
+    def __init__(self, *, host: Host, root: Path, session_id: str, policy: PermissionPolicy, updates: UpdateSender,
+                 checkpoints: Checkpoints, terminal_timeout: float, output_limit: int | None,
+                 context_window: Callable[[], int], api_key: str | None) -> None:
+        self.host = host
+        self.root = root
+        self.policy = policy
+        self.plan: list[dict[str, Any]] = []  # the todo tool's list
+        self._session_id = session_id
+        self._updates = updates
+        self._checkpoints = checkpoints
+        self._terminal_timeout = terminal_timeout
+        self._output_limit = output_limit
+        self._context_window = context_window
+        self._api_key = api_key
+        self._hints: HintTracker | None = None
+
+    def open(self, messages: Iterable[Message]) -> None:
+        """Subdirectory hints already shown in a resumed transcript are not shown again."""
+        from agentls.agent.context.hints import HintTracker
+
+        self._hints = HintTracker(self.root)
+        self._hints.seed_from(messages)
+
+    @property
+    def output_limit(self) -> int:
+        """Chars of one tool result the model sees: as configured, else about a quarter of the context window."""
+        return self._output_limit or min(50_000, self._context_window())
+
+    async def hints_for(self, paths: Iterable[Path]) -> str | None:
+        """The project instructions (``AGENTS.md``) near ``paths`` the model has not seen yet."""
+        assert self._hints is not None, "ToolRunner.open() comes first"
+        return await self._hints.hints_for(paths)
+
+    def context(self, tool_call_id: str, task_id: str | None) -> ToolContext:
+        async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool,
+                      content: list[dict[str, Any]]) -> str | None:
+            return await self.ask_permission(tool_call_id, title, action, raw_input, key, dangerous, content)
+
+        def set_plan(entries: list[dict[str, Any]]) -> None:
+            self.plan = entries
+
+        return ToolContext(host=self.host, root=self.root, session_id=self._session_id, task_id=task_id,
+                           tool_call_id=tool_call_id, settings_terminal_timeout=self._terminal_timeout,
+                           output_limit=self.output_limit, ask_permission=ask, checkpoint=self._checkpoints.save,
+                           send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env())
+
+    async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None) -> ToolOutput:
+        """The tool's output; a failure, a crash or its time limit is an error output, never an exception
+        (cancellation aside)."""
+        ctx = self.context(tool_call_id, task_id)
+        try:
+            if tool.timeout is None:
+                return await tool.run(ctx, args)
+            out: ToolOutput | None = None
+            with anyio.move_on_after(tool.timeout):
+                out = await tool.run(ctx, args)
+            return out or ToolOutput(f"error: {tool.name} timed out after {tool.timeout:g}s and was stopped", True)
+        except ToolFailure as exc:
+            return ToolOutput(f"error: {exc}", is_error=True)
+        except Exception as exc:  # a crashed tool is an error result; the loop goes on
+            log.exception("tool %s crashed", tool.name)
+            return ToolOutput(f"error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
+
+    def secret_env(self) -> tuple[str, ...]:
+        """The provider-key variables (and any variable holding this agent's key): a command the model
+        runs, like ``env``, would otherwise put the key in the transcript and the model's requests."""
+        key = self._api_key
+        names = {n for n in os.environ if n in PROVIDER_KEY_VARS or (key and os.environ.get(n) == key)}
+        return tuple(sorted(names))
+
+    async def ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
+                             key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:
+        """None when the action may go ahead, else the refusal as the model should read it."""
+        what = "edit" if action == "edit" else "command"
+        decision = self.policy.decide(action, key, dangerous)
+        if decision == "allow":
+            return None
+        if decision == "deny":
+            return f"error: the user has refused this {what} for the rest of the session (they chose 'always reject')"
+        options = tuple(o for o in OPTIONS if not (dangerous and o.kind == "allow_always"))
+        request = PermissionRequest(tool_call_id=tool_call_id, title=title, kind=action, raw_input=raw_input,
+                                    options=options, content=tuple(content or ()))
+        await self._updates.send(events.tool_call_update(tool_call_id, status="pending",
+                                                         content=list(content or ()) or None))
+        answer = await self.host.request_permission(request)
+        if answer is None:
+            if self.policy.unattended(action, dangerous) == "allow":
+                return None
+            why = f" ({raw_input['danger']})" if dangerous and "danger" in raw_input else ""
+            return (f"error: this {what} needs the user's approval{why}, and this client cannot ask. The approval mode "
+                    f"is '{self.policy.mode}'; the user can allow it with approval 'auto-edit' (edits) or 'yolo'.")
+        if answer.cancelled:
+            return f"error: the permission request for this {what} was cancelled; it did not run"
+        kind = next((o.kind for o in options if o.option_id == answer.option_id), None)
+        if kind is None:
+            return f"error: the client answered with an unknown option {answer.option_id!r}; the {what} did not run"
+        self.policy.remember(key, kind, dangerous)
+        await self._updates.send(events.tool_call_update(tool_call_id, status="in_progress"))
+        if kind.startswith("allow"):
+            return None
+        return "error: the user rejected this edit" if action == "edit" else "error: the user rejected this command"
