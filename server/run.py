@@ -106,11 +106,11 @@ async def _run(ns: argparse.Namespace) -> int:
     if not workspace.is_dir():
         print(f"agentls: workspace {workspace} is not a directory", file=sys.stderr)
         return 2
-    overrides = {"model": ns.model, "baseUrl": ns.base_url, "provider": ns.provider, "apiKeyEnv": ns.api_key_env,
-                 "approval": ns.approval, "maxIterations": ns.max_iterations,
+    overrides = {"model": ns.model, "base-url": ns.base_url, "provider": ns.provider, "api-key-env": ns.api_key_env,
+                 "approval": ns.approval, "max-iterations": ns.max_iterations,
                  "stream": False if ns.no_stream else None}
     try:
-        settings = load_settings(workspace, overrides)
+        settings = load_settings(workspace, overrides, overrides_source="command line")
         if ns.approval is None and "approval" not in settings.sources:
             from agentls.agent.config import merge
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -74,6 +75,29 @@ async def test_bad_lsp_options_are_reported(editor: Editor, srv: ScriptedServer,
     await initialize(editor, srv, workspace, options={"clientTimeout": -3})
     await until(lambda: editor.messages, what="an error message")
     assert "clientTimeout" in editor.messages[0].message
+
+
+async def test_bad_numbers_are_reported_and_the_server_goes_on(editor: Editor, srv: ScriptedServer,
+                                                              workspace: Path) -> None:
+    """NaN, infinity, a 400-digit integer and negatives, from the init options and the workspace file: the
+    server answers initialize, shows each problem (key, source, default) and runs turns on the defaults."""
+    (workspace / ".agentls.toml").write_text(f"terminalTimeout = {'9' * 400}\nmaxRetries = -5\n")
+    bad = {"requestTimeout": 10 ** 400, "temperature": math.nan, "maxTokens": -1, "contextWindow": math.inf,
+           "toolOutputLimit": -(10 ** 400), "clientTimeout": 10 ** 400, "permissionTimeout": math.nan}
+    result = await initialize(editor, srv, workspace, options=bad)
+    assert result.server_info is not None
+    keys = [*bad, "terminalTimeout", "maxRetries"]
+    await until(lambda: len(editor.messages) >= len(keys), what="one message per bad setting")
+    errors = [m.message for m in editor.messages if m.type == types.MessageType.Error]
+    for key in keys:
+        [message] = [m for m in errors if f"{key!r}" in m]
+        assert "(default: " in message and "\n" not in message and "9" * 50 not in message, message
+        assert ("initializationOptions" in message) == (key in bad), message
+    sid = await new_session(editor)
+    srv.push(text("still works"))
+    assert (await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"}))["finalResponse"] == "still works"
+    sent = srv.requests[-1].body
+    assert "temperature" not in sent and "max_tokens" not in sent and "max_completion_tokens" not in sent
 
 
 # A server whose core cannot find the local model either: nothing to talk to at all.
