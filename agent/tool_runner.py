@@ -52,6 +52,7 @@ class ToolRunner:
         self._context_window = context_window
         self._api_key = api_key
         self._hints: HintTracker | None = None
+        self._secret_env: tuple[str, ...] | None = None  # read once per turn
 
     def open(self, messages: Iterable[Message]) -> None:
         """Subdirectory hints already shown in a resumed transcript are not shown again."""
@@ -59,6 +60,9 @@ class ToolRunner:
 
         self._hints = HintTracker(self.root)
         self._hints.seed_from(messages)
+
+    def start_turn(self) -> None:
+        self._secret_env = None
 
     @property
     def output_limit(self) -> int:
@@ -101,11 +105,13 @@ class ToolRunner:
             return ToolOutput(f"error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
 
     def secret_env(self) -> tuple[str, ...]:
-        """The provider-key variables (and any variable holding this agent's key): a command the model
-        runs, like ``env``, would otherwise put the key in the transcript and the model's requests."""
-        key = self._api_key
-        names = {n for n in os.environ if n in PROVIDER_KEY_VARS or (key and os.environ.get(n) == key)}
-        return tuple(sorted(names))
+        """The provider-key variables (and any variable holding this agent's key), read once per turn: a
+        command the model runs, like ``env``, would otherwise put the key in the transcript and the requests."""
+        if self._secret_env is None:
+            key = self._api_key
+            names = {n for n, v in os.environ.items() if n in PROVIDER_KEY_VARS or (key and v == key)}
+            self._secret_env = tuple(sorted(names))
+        return self._secret_env
 
     async def ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
                              key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:

@@ -53,26 +53,31 @@ def _paths(root: Path, p: PreparedCall) -> list[Path]:
     return out
 
 
-async def announce(parts: TurnParts, prepared: list[PreparedCall]) -> None:
+async def announce(parts: TurnParts, prepared: list[PreparedCall]) -> list[list[Path]]:
+    """A ``tool_call`` update per call; returns the workspace paths each call names (resolved once)."""
     root = parts.conversation.root
+    named = []
     for p in prepared:
         tool = p.tool
+        paths = _paths(root, p)
+        named.append(paths)
         title = (tool.title(p.args) if tool and p.args is not None else "") or p.call["function"]["name"]
         await parts.updates.send(events.tool_call(
             p.call["id"], title, tool.kind if tool else "other",
-            locations=[events.location(str(path)) for path in _paths(root, p)],
+            locations=[events.location(str(path)) for path in paths],
             raw_input=p.args if p.args is not None else {"arguments": p.call["function"]["arguments"]}))
+    return named
 
 
-def _touched_paths(root: Path, p: PreparedCall) -> list[Path]:
-    paths = _paths(root, p)
+def _touched_paths(root: Path, p: PreparedCall, named: list[Path]) -> list[Path]:
+    """The paths a call named, and for a command the paths its command line mentions (for hints)."""
     assert p.tool is not None and p.args is not None
     if p.tool.kind == "execute" and isinstance(p.args.get("command"), str):
         from agentls.agent.context.hints import paths_in_command
 
-        cwd = paths[0] if paths else root
-        paths.extend(paths_in_command(p.args["command"], cwd, root))
-    return paths
+        cwd = named[0] if named else root
+        return [*named, *paths_in_command(p.args["command"], cwd, root)]
+    return named
 
 
 @dataclass
@@ -82,7 +87,7 @@ class Outcome:
     update: SessionUpdate  # the final tool_call_update, sent once the result is persisted
 
 
-async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall) -> Outcome:
+async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: list[Path]) -> Outcome:
     tool, args = p.tool, p.args
     assert tool is not None and args is not None
     call_id = p.call["id"]
@@ -92,7 +97,7 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall) -> Outcom
     if p.note:
         text = f"[{p.note}]\n{text}"
     try:
-        hint = await parts.tools.hints_for(_touched_paths(parts.conversation.root, p))
+        hint = await parts.tools.hints_for(_touched_paths(parts.conversation.root, p, named))
     except Exception:  # hints only add information; they never break a tool result
         log.exception("loading subdirectory hints failed")
         hint = None
@@ -147,9 +152,10 @@ class _Results:
                 await self.parts.updates.send(update)
 
 
-async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCall]) -> None:
+async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCall],
+                    named: list[list[Path]]) -> None:
     """Append one tool message per call to the transcript, in call order, whatever happens (errors,
-    timeouts, interrupts)."""
+    timeouts, interrupts). ``named`` is what ``announce`` returned."""
     results = _Results(parts, turn, prepared)
     started: set[int] = set()
     for i, p in enumerate(prepared):
@@ -158,7 +164,7 @@ async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCa
 
     async def run_index(i: int) -> None:
         started.add(i)
-        await results.put(i, await _run_one(parts, turn, prepared[i]))
+        await results.put(i, await _run_one(parts, turn, prepared[i], named[i]))
 
     with parts.control.interruptible():
         for group in batches(prepared):

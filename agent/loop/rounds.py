@@ -79,8 +79,8 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
                 partial = None
             prepared = prepare_calls(calls, parts.registry, truncated=response.finish_reason == "length")
             messages.append({**message, "tool_calls": [p.call for p in prepared]})
-            await announce(parts, prepared)
-            await run_calls(parts, turn, prepared)  # appends and persists the results as they land
+            named = await announce(parts, prepared)
+            await run_calls(parts, turn, prepared, named)  # appends and persists the results as they land
             if control.interrupt_requested:
                 await conversation.persist()
                 raise Interrupted()

@@ -40,6 +40,7 @@ async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
     await conversation.ensure_system_prompt(system_message, parts.registry.names)
     if not parts.budget_shared:
         parts.budget.reset()
+    parts.tools.start_turn()
     user_index = conversation.start_turn(req.content)
     context = "\n\n".join(x for x in (conversation.take_notes(), req.runtime_context) if x) or None
     return TurnState(task_id=req.task_id, user_index=user_index, runtime_context=context)
