@@ -57,7 +57,7 @@ def is_inside(root: Path, path: Path) -> bool:
 def display(root: Path, path: Path) -> str:
     """The path relative to the root, for messages to the model and the user."""
     try:
-        rel = path.relative_to(root.resolve())
+        rel = path.relative_to(_resolved_root(root))
     except ValueError:
         return str(path)
     return rel.as_posix() or "."
