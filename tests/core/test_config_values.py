@@ -160,3 +160,14 @@ def test_a_key_that_is_not_a_string_is_an_error_not_a_crash() -> None:
     errors: list[ConfigError] = []
     merge(Settings(), {3: "x", ("a",): 1}, "test", errors=errors)  # type: ignore[dict-item]
     assert [e.key for e in errors] == ["3", "('a',)"]
+
+
+def test_an_integer_too_long_for_str_is_still_a_config_error(clean: Path) -> None:
+    """Python refuses str() of an int over 4,300 digits: the message must not try."""
+    with pytest.raises(ConfigError, match="a 5000-digit number") as info:
+        load_settings(clean, {"maxTokens": 10 ** 4999})
+    assert len(str(info.value)) < 300
+    (clean / ".agentls.toml").write_text(f"maxTokens = {'9' * 5000}\n")
+    errors: list[ConfigError] = []
+    load_settings(clean, errors=errors)
+    assert len(errors) == 1 and str(clean / ".agentls.toml") in str(errors[0])
