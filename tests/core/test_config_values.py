@@ -44,7 +44,8 @@ def clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_every_numeric_setting_is_covered() -> None:
     assert set(NUMERIC) == {"max_iterations", "context_window", "compression_threshold", "request_timeout",
-                            "max_retries", "max_tokens", "temperature", "terminal_timeout", "tool_output_limit"}
+                            "max_retries", "max_tokens", "temperature", "thinking_budget", "terminal_timeout",
+                            "tool_output_limit"}
 
 
 def _check_error(error: ConfigError, key: str, source: str, name: str) -> None:
