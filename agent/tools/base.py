@@ -41,7 +41,7 @@ class ToolContext:
     checkpoint: Callable[[Path, str | None], Awaitable[None]]
     send_update: Callable[[SessionUpdate], Awaitable[None]]
     set_plan: Callable[[list[JsonObject]], None]
-    # Environment variables commands must not see (the provider keys), see AIAgent._secret_env.
+    # Environment variables commands must not see (the provider keys), see ToolRunner.secret_env.
     secret_env: tuple[str, ...] = ()
 
 
