@@ -115,7 +115,8 @@ async def _run(spec: CommandSpec, group: CommandGroup) -> CommandResult:
         raise
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_SECONDS):
-            await anyio.to_thread.run_sync(group.kill)
+            if not group.clean:
+                await anyio.to_thread.run_sync(group.kill)
             await process.wait()
             group.leader_reaped = True
             await _settle(group)

@@ -55,15 +55,25 @@ class _Proc:
     pgrp: int
     session: int
     zombie: bool
+    started: int = 0  # clock ticks after boot
 
 
 def _stat(pid: int) -> _Proc | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+        return _Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == b"Z", int(fields[19]))
+    except (OSError, IndexError, ValueError):
         return None
-    return _Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0] == b"Z")
+
+
+def _now_ticks() -> int:
+    """Clock ticks since boot, as /proc/PID/stat counts a process's start."""
+    try:
+        with open("/proc/uptime", "rb") as f:
+            return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _processes() -> dict[int, _Proc]:
@@ -102,6 +112,9 @@ class CommandGroup:
     leader_reaped: bool = False  # then its pid may be reused: only its session and group still count
     pipe: str | None = None  # "pipe:[inode]" of its output
     killed: set[int] = field(default_factory=set)
+    # processes started before the command cannot carry its marker: their environment is not read
+    since: int = field(default_factory=lambda: max(0, _now_ticks() - 2))
+    clean: bool = False  # the leader is reaped and a look found nothing left
 
     def __post_init__(self) -> None:
         become_subreaper()
@@ -118,9 +131,10 @@ class CommandGroup:
         leader = self.leader
         found = {p.pid for p in table.values() if leader is not None and
                  (leader in (p.session, p.pgrp) or (p.pid == leader and not self.leader_reaped))}
-        found |= {p.pid for p in table.values() if not p.zombie and _has(p.pid, variable)}
+        recent = [p for p in table.values() if not p.zombie and p.started >= self.since and p.pid != me]
+        found |= {p.pid for p in recent if _has(p.pid, variable)}
         if holders and self.pipe:
-            found |= {p.pid for p in table.values() if not p.zombie and p.pid != me and _holds(p.pid, self.pipe)}
+            found |= {p.pid for p in recent if _holds(p.pid, self.pipe)}
         children: dict[int, list[int]] = {}
         for p in table.values():
             children.setdefault(p.ppid, []).append(p.pid)
@@ -140,6 +154,7 @@ class CommandGroup:
         for _ in range(KILL_ROUNDS):
             alive = {pid for pid in self.members(holders) if not (_stat(pid) or _Proc(0, 0, 0, 0, True)).zombie}
             if not alive:
+                self.clean = self.leader_reaped
                 break
             for pid in alive:
                 with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -60,6 +60,21 @@ _AWK = re.compile(r"^(awk|gawk|mawk|nawk|busybox-awk)$")
 _PHP = re.compile(r"^php[0-9.]*$")
 
 
+_VALUED = {"python": ("-W", "-X", "-Q"), "node": ("-r", "--require", "--import", "--loader", "-C", "--conditions",
+                                                  "--input-type"), "perl": ("-I", "-M", "-m"),
+           "other": ("-r", "-I", "-C", "-l")}
+
+
+def _family(name: str) -> str:
+    if _PYTHON.match(name):
+        return "python"
+    if _NODE.match(name):
+        return "node"
+    if _PHP.match(name):
+        return "php"
+    return "perl" if name.startswith("perl") else "other"
+
+
 def interpreter(name: str) -> bool:
     return bool(_PYTHON.match(name) or _PERLISH.match(name) or _NODE.match(name) or _AWK.match(name)
                 or _PHP.match(name) or name in ("deno", "Rscript", "tclsh", "wish"))
@@ -90,6 +105,9 @@ def inline_code(name: str, args: list[Arg]) -> tuple[list[Arg], Arg | None]:
             continue
         if _PYTHON.match(name) and text in ("-m",):
             return codes, None
+        if text in _VALUED.get(_family(name), ()):  # an option and its value: python -W ignore -c …
+            i += 2
+            continue
         letters = text[1:] if not text.startswith("--") else ""
         if _PERLISH.match(name):  # -MFile::Path=rmtree, -I dir, -0777: a value, not flags
             letters = re.match(r"[acdlnpsStTuUvwWXeE]*", letters).group(0)  # type: ignore[union-attr]

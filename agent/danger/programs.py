@@ -101,8 +101,16 @@ class Programs:
             for i, arg in enumerate(args[:-1]):
                 if arg.static in ("-c", "--command"):
                     self.code(args[i + 1:i + 2], st, "su -c")
+        elif name == "trap" and args and args[0].static not in ("-l", "-p"):
+            self.code(args[:1], st, "trap")  # run later, on a signal or at exit
+        elif name in ("at", "batch"):
+            self.program(Arg("-"), st, name, None)  # reads its commands from its input
+        elif name in ("ssh", "slogin"):
+            self.remote(args, st)
         elif name == "find":
             rules.find(args, st, self.check_words)
+        elif name == "git":
+            rules.git(args, st, lambda text, state: self.script(text, state))
         else:
             rule = rules.rule_for(words[0])
             if rule is not None:
@@ -156,6 +164,15 @@ class Programs:
             raise Dangerous(f"it runs code computed at run time ({what})")
         if args:
             self.script(" ".join(a.text for a in args), st, same_shell)
+
+    def remote(self, args: list[Arg], st: State) -> None:
+        """``ssh HOST COMMAND…``: the command runs in a shell over there, which may be this machine."""
+        i = 0
+        while i < len(args) and (args[i].static or "").startswith("-"):
+            i += 1 + (args[i].text[-1:] in "bcDEeFIiJLlmOopQRSWw" and len(args[i].text) == 2)
+        command = args[i + 1:]
+        if command:
+            self.code(command, st, "ssh")
 
     def source(self, args: list[Arg], st: State) -> None:
         if not args:

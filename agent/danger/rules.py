@@ -208,12 +208,34 @@ def crontab(args: list[Arg], state: State) -> None:
         raise Dangerous("it changes the crontab")
 
 
+def system(args: list[Arg], state: State) -> None:
+    """Accounts, the firewall, kernel modules and settings, mounts: the machine's own configuration."""
+    listing = {"-L", "--list", "-l", "list", "show", "status", "-S", "-n", "-a", "--all"}
+    if args and not any(a.static in listing for a in args[:2]):
+        raise Dangerous("it changes the machine's configuration (accounts, firewall, kernel, mounts)")
+
+
+def sysctl(args: list[Arg], state: State) -> None:
+    if any(a.static in ("-w", "--write", "-p", "--load") or "=" in a.text for a in args):
+        raise Dangerous("it changes kernel settings")
+
+
 _GLOBAL_WITH_VALUE = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"}
 
 
-def git(args: list[Arg], state: State) -> None:
+_RUNS_CONFIG = re.compile(r"(sshcommand|pager|editor|askpass|fsmonitor|hookspath|textconv|command|program|"
+                          r"\.cmd|helper)$", re.I)
+
+
+def git(args: list[Arg], state: State, script: Callable[[str, State], None] | None = None) -> None:
     i = 0
     while i < len(args) and (args[i].static or "").startswith("-"):
+        if args[i].text == "-c" and i + 1 < len(args):  # git -c core.pager='…' runs that as a command
+            key, _, value = args[i + 1].text.partition("=")
+            if args[i + 1].dynamic:
+                raise Dangerous("it sets a git option computed at run time")
+            if script is not None and (_RUNS_CONFIG.search(key) or value.startswith("!")):
+                script(value.removeprefix("!"), state)
         i += 1 + (args[i].text in _GLOBAL_WITH_VALUE)
     if i >= len(args) or args[i].static != "push":
         return
@@ -247,7 +269,10 @@ RULES: dict[str, Rule] = {
     "sfdisk": partitions, "parted": partitions, "gdisk": partitions, "sgdisk": partitions, "cfdisk": partitions,
     "shutdown": power, "reboot": power, "halt": power, "poweroff": power, "kexec": power, "init": init,
     "telinit": init, "systemctl": systemctl, "kill": kill, "pkill": kill, "killall5": killall5,
-    "crontab": crontab, "git": git,
+    "crontab": crontab, "rimraf": shred, "del": shred, "useradd": system, "userdel": system,
+    "usermod": system, "groupdel": system, "chpasswd": system, "passwd": system, "visudo": system,
+    "iptables": system, "ip6tables": system, "nft": system, "ufw": system, "modprobe": system, "rmmod": system,
+    "insmod": system, "mount": system, "umount": system, "swapoff": system, "sysctl": sysctl,
 }
 
 

@@ -42,7 +42,9 @@ WRAPPERS: dict[str, Wrapper] = {
                                 "--max-procs", "--max-chars", "--process-slot-var")),
     "nsenter": _w("tSGn", ("--target",)), "unshare": _w(), "strace": _w("eoOpsuP"), "ltrace": _w("eonpsu"),
     "systemd-run": _w("pEu", ("--property", "--setenv", "--unit", "--uid", "--gid")), "firejail": _w(),
-    "proxychains": _w("f"), "proxychains4": _w("f"), "torsocks": _w(), "faketime": _w("f", (), positionals=1),
+    "npx": _w("p", ("--package", "-c", "--call")), "bunx": _w("p", ("--package",)), "uvx": _w("p", ("--from",
+                                                                                                   "--with")),
+    "pnpx": _w(), "dlx": _w(), "pipx": _w(), "run": _w(), "proxychains": _w("f"), "proxychains4": _w("f"), "torsocks": _w(), "faketime": _w("f", (), positionals=1),
 }
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
