@@ -6,6 +6,8 @@ Heavy modules are imported per subcommand so each starts as fast as it can.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 
 from agentls.agent.version import __version__
@@ -31,6 +33,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agentls {__version__}")
         return 0
     command, rest = args[0], args[1:]
+    if command in ("run", "lsp", "acp"):
+        from agentls.agent.process_group import kill_all
+
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        try:
+            return _serve(command, rest)
+        finally:
+            kill_all()  # nothing a command started outlives the server
+            signal.signal(signal.SIGTERM, previous)
+    return _tool(command, rest)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (where a face does not handle it itself): kill the commands' processes, then exit."""
+    from agentls.agent.process_group import kill_all
+
+    kill_all()
+    os._exit(128 + signum)
+
+
+def _serve(command: str, rest: list[str]) -> int:
     if command == "run":
         from agentls.server.run import main as run_main
 
@@ -43,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         from agentls.server.acp import main as acp_main
 
         return acp_main(rest)
+    raise AssertionError(command)
+
+
+def _tool(command: str, rest: list[str]) -> int:
     if command == "model":
         from agentls.agent.local.cli import main as model_main
 

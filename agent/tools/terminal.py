@@ -22,7 +22,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure(f"cwd {display(ctx.root, cwd)} is not a directory")
     timeout = float(args.get("timeout") or ctx.settings_terminal_timeout)
     timeout = min(max(1.0, timeout), MAX_TIMEOUT)
-    danger = dangerous_reason(command, str(ctx.root))
+    danger = dangerous_reason(command, str(ctx.root), str(cwd))
     title = command if len(command) < 120 else command[:117] + "..."
     raw = {"command": command, "cwd": display(ctx.root, cwd)}
     if danger:
