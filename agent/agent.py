@@ -23,6 +23,8 @@ from agentls.agent.loop.state import TurnState
 from agentls.agent.loop.turn import run_turn
 from agentls.agent.permissions import PermissionPolicy
 from agentls.agent.prompt_blocks import normalize_prompt
+from agentls.agent.sandbox.policy import SandboxConfig
+from agentls.agent.sandbox.session import CommandSandbox, outside_key
 from agentls.agent.replay import replay_updates
 from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.providers.base import Provider
@@ -82,6 +84,7 @@ class AIAgent(SessionOps):
         local_model_path: str | Path | None = None,
         system_message: str | None = None,
         local_progress: Any = None,
+        sandbox: SandboxConfig | None = None,
     ) -> None:
         if model is not None and (model == "local" or model.startswith("local:")):
             provider = "local"
@@ -102,6 +105,7 @@ class AIAgent(SessionOps):
         self._context_window = context_window
         self.compression_threshold = compression_threshold
         self.policy = PermissionPolicy(approval, allow_dangerous=allow_dangerous)
+        self.sandbox = CommandSandbox(sandbox or SandboxConfig(), self.root, self._may_run_outside)
         self.aux_model = aux_model
         self.titles = titles
         self.request_timeout = request_timeout
@@ -191,6 +195,10 @@ class AIAgent(SessionOps):
             await self._local.stop()
         if self._client is not None and self._owns_client:
             await self._client.aclose()
+
+    def _may_run_outside(self, key: str) -> bool:
+        """The user answered "always" to running commands with this key outside the sandbox."""
+        return self.policy.decide("unsandboxed", outside_key(key), False) == "allow"
 
     def _spawn(self, coro: Any) -> None:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)

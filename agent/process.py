@@ -11,6 +11,7 @@ import anyio
 from anyio.abc import Process
 
 from agentls.agent.host import CommandResult, CommandSpec
+from agentls.agent.sandbox.wrap import confine
 
 
 class OutputBuffer:
@@ -44,15 +45,20 @@ class OutputBuffer:
 
 
 async def run_process(spec: CommandSpec) -> CommandResult:
-    """Run ``spec.command`` with ``sh -c`` in its own process group; kill the group on timeout or cancel."""
+    """Run ``spec.command`` with ``sh -c`` in its own process group, inside ``spec.sandbox`` when given;
+    kill the group on timeout or cancel."""
     buffer = OutputBuffer(spec.output_limit)
     env = {**os.environ, **(spec.env or {}), "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
     for name in spec.unset_env:
         env.pop(name, None)
+    argv = ["/bin/sh", "-c", spec.command]
+    if spec.sandbox is not None:
+        argv = confine(argv, spec.sandbox, spec.cwd)
+        env["AGENTLS_SANDBOX"] = spec.sandbox.mechanism
     # The spawn runs to its end even if we are cancelled meanwhile: otherwise only /bin/sh would be killed
     # and the command it already forked would live on. Once we hold the process, its whole group is killed.
     spawn = asyncio.ensure_future(anyio.open_process(
-        ["/bin/sh", "-c", spec.command], cwd=spec.cwd, env=env, stdin=None,
+        argv, cwd=spec.cwd, env=env, stdin=None,
         stdout=-1, stderr=-2, start_new_session=True))  # stdout PIPE, stderr into stdout
     try:
         process: Process = await asyncio.shield(spawn)
@@ -89,7 +95,8 @@ async def run_process(spec: CommandSpec) -> CommandResult:
         sig = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         code = None
     return CommandResult(exit_code=None if timed_out else code, output=buffer.text(),
-                         truncated=buffer.dropped > 0, timed_out=timed_out, signal=sig)
+                         truncated=buffer.dropped > 0, timed_out=timed_out, signal=sig,
+                         sandbox=spec.sandbox.mechanism if spec.sandbox is not None else None)
 
 
 def _kill_group(process: Process) -> None:

@@ -1,0 +1,48 @@
+"""The bubblewrap command line: the root read-only, the workspace and the extra paths read-write, a
+private ``/tmp``, a minimal ``/dev``, new PID/IPC/UTS/user namespaces, no capabilities, no network
+unless allowed, and the whole sandbox killed with its parent. The repository's hooks and config stay
+read-only (git would run what they name later, unconfined).
+
+Mount order matters: later mounts hide earlier ones, so ``/tmp`` (a fresh tmpfs) comes before the
+writable binds, which go parents first, and the workspace comes last (it may itself be under ``/tmp``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agentls.agent.sandbox.policy import Confinement
+
+# Namespaces: a new user namespace (so even root inside has no power over the host's mounts), PID (nothing
+# outlives the command: when it ends, its namespace's init goes and takes every process with it), IPC and
+# UTS; the cgroup namespace where the kernel has one.
+# Inside the workspace but read-only: what git runs later, outside any sandbox (hooks; core.hooksPath,
+# core.fsmonitor and aliases in the config). Commits, branches and the rest of .git stay writable.
+PROTECTED = (".git/hooks", ".git/config")
+NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+
+
+def bwrap_argv(program: str, confinement: Confinement, cwd: Path, argv: list[str]) -> list[str]:
+    args = [program, *NAMESPACES]
+    if not confinement.network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL",
+             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    tmpdir = os.environ.get("TMPDIR", "")
+    if tmpdir.startswith("/") and os.path.isdir(tmpdir) and not _under(Path(tmpdir), Path("/tmp")) \
+            and not _under(Path(tmpdir), confinement.workspace):
+        args += ["--tmpfs", tmpdir]  # a private TMPDIR too, where it is not under /tmp
+    for path in sorted(confinement.writable, key=lambda p: len(p.parts)):
+        args += ["--bind-try", str(path), str(path)]
+    workspace = str(confinement.workspace)
+    args += ["--bind", workspace, workspace]
+    for rel in PROTECTED:
+        protected = str(confinement.workspace / rel)
+        args += ["--ro-bind-try", protected, protected]
+    args += ["--chdir", str(cwd), "--", *argv]
+    return args
+
+
+def _under(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
