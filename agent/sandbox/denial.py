@@ -28,6 +28,7 @@ _QUOTED = re.compile(r"""'([^'\n]+)'|"([^"\n]+)"|‘([^’\n]+)’|`([^`'\n]+)'"
 _ABSOLUTE = re.compile(r"(?:^|(?<=\s))(/[^\s:,'\"]+)")
 _BEFORE_ERROR = re.compile(r"([^\s:'\"]*[./][^\s:'\"]*): (?:\[Errno \d+\] )?"
                            r"(?:read-only|permission denied|operation not permitted)", re.IGNORECASE)
+_PROGRAM = re.compile(r"^[^\s:'\"]+: (?:line \d+: |\d+: )?")
 _CONNECT = re.compile(r"connect|socket", re.IGNORECASE)
 MAX_LINE = 300
 
@@ -67,6 +68,7 @@ def find_denial(output: str, exit_code: int | None, confinement: Confinement, cw
 def _paths(line: str, cwd: Path) -> list[Path]:
     """The paths a line of output names (quoted, absolute, or file-like just before the error), resolved
     the way the command saw them: relative to its directory, through symlinks."""
+    line = _PROGRAM.sub("", line, count=1)  # "sh: 1: ", "bash: line 2: ", "/usr/bin/cp: " name no target
     words = [w for group in _QUOTED.findall(line) for w in group if w]
     words += _ABSOLUTE.findall(line) + _BEFORE_ERROR.findall(line)
     found: list[Path] = []

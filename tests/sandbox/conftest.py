@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -82,18 +83,32 @@ async def run(command: str, cwd: Path, sandbox: Confinement | None, timeout: flo
                                          tool_call_id="t", sandbox=sandbox))
 
 
+class Loopback:
+    """A TCP server on the host's 127.0.0.1 that answers "pong" and counts the connections it got."""
+
+    def __init__(self) -> None:
+        self.port = 0
+        self.connections = 0
+
+    def connect_command(self) -> str:
+        return (f"{sys.executable} -c \"import socket; s = socket.create_connection(('127.0.0.1', {self.port}), "
+                f"timeout=5); print(s.recv(9))\"")
+
+
 @pytest.fixture
-async def loopback_server() -> AsyncIterator[int]:
-    """A TCP server on the host's 127.0.0.1 that answers "pong" to any connection."""
+async def loopback() -> AsyncIterator[Loopback]:
     import asyncio
 
+    state = Loopback()
+
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        state.connections += 1
         writer.write(b"pong\n")
         await writer.drain()
         writer.close()
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    yield port
+    state.port = server.sockets[0].getsockname()[1]
+    yield state
     server.close()
     await server.wait_closed()

@@ -13,7 +13,7 @@ import pytest
 from agentls.agent.sandbox.denial import find_denial
 from agentls.agent.sandbox.policy import BUBBLEWRAP, LANDLOCK, Confinement
 
-from .conftest import run
+from .conftest import Loopback, run
 
 PY = sys.executable
 
@@ -140,20 +140,18 @@ def _running(marker: str) -> list[int]:
     return found
 
 
-CONNECT = f"{PY} -c \"import socket; s = socket.create_connection(('127.0.0.1', {{port}}), timeout=5); print(s.recv(9))\""
-
-
 async def test_network_off_blocks_a_loopback_server(sandbox: Confinement, workspace: Path,
-                                                    loopback_server: int) -> None:
-    result = await run(CONNECT.format(port=loopback_server), workspace, sandbox)
-    assert result.exit_code != 0 and "pong" not in result.output
+                                                    loopback: Loopback) -> None:
+    result = await run(loopback.connect_command(), workspace, sandbox)
+    assert result.exit_code != 0 and "pong" not in result.output and loopback.connections == 0
     denial = find_denial(result.output, result.exit_code, sandbox, workspace)
     assert denial is not None and denial.kind == "network", result.output
 
 
-async def test_network_on_reaches_it(sandbox: Confinement, workspace: Path, loopback_server: int) -> None:
-    result = await run(CONNECT.format(port=loopback_server), workspace, replace(sandbox, network=True))
+async def test_network_on_reaches_it(sandbox: Confinement, workspace: Path, loopback: Loopback) -> None:
+    result = await run(loopback.connect_command(), workspace, replace(sandbox, network=True))
     assert result.exit_code == 0 and "pong" in result.output, result.output
+    assert loopback.connections == 1
 
 
 async def test_extra_writable_paths(sandbox: Confinement, workspace: Path, outside: Path) -> None:
