@@ -184,7 +184,7 @@ class AIAgent(SessionOps):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        for step in (self.host.release(None), self._close_providers(), self._close_store()):
+        for step in (self.host.release(None), self._close_providers(), self._close_store(), self.sandbox.close()):
             try:
                 await step
             except Exception:

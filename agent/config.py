@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from agentls.agent.sandbox.policy import DEFAULT_WRITABLE, MODES, NETWORK, loosens
+
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 PROVIDERS = ("openai", "anthropic", "openai-responses", "local")
 TOOL_MODES = ("native", "json")
@@ -58,6 +60,9 @@ class Settings:
     trajectory_path: str | None = None
     session_db: str | None = None
     trust_workspace_config: bool = False
+    sandbox: str = "auto"  # auto | strict | off: the OS sandbox for the commands agentls runs (agent/sandbox)
+    sandbox_network: str = "off"  # off | on
+    sandbox_writable: tuple[str, ...] = DEFAULT_WRITABLE  # writable besides the workspace and /tmp
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -86,8 +91,10 @@ _ALIASES = {
     "thinkingBudget": "thinking_budget",
     "terminalTimeout": "terminal_timeout", "toolOutputLimit": "tool_output_limit",
     "allowDangerous": "allow_dangerous", "trajectoryPath": "trajectory_path", "sessionDb": "session_db",
-    "trustWorkspaceConfig": "trust_workspace_config",
+    "trustWorkspaceConfig": "trust_workspace_config", "sandboxNetwork": "sandbox_network",
+    "sandboxWritable": "sandbox_writable",
 }
+SANDBOX_KEYS = frozenset({"sandbox", "sandbox_network", "sandbox_writable"})
 # A cloned repository's .agentls.toml must not be able to loosen approval, send the API key to another
 # host, or write files elsewhere. These need the user's own config (or trust_workspace_config = true).
 WORKSPACE_SENSITIVE = frozenset({"base_url", "api_key_env", "provider", "allow_dangerous", "trajectory_path",
@@ -101,6 +108,7 @@ _ENV = {
     "AGENTLS_APPROVAL": "approval", "AGENTLS_TOOL_MODE": "tool_mode", "AGENTLS_AUX_MODEL": "aux_model",
     "AGENTLS_STREAM": "stream", "AGENTLS_SESSION_DB": "session_db", "AGENTLS_TITLES": "titles",
     "AGENTLS_THINKING_BUDGET": "thinking_budget",
+    "AGENTLS_SANDBOX": "sandbox", "AGENTLS_SANDBOX_NETWORK": "sandbox_network",
 }
 
 
@@ -109,10 +117,12 @@ def _coerce(name: str, value: Any, source: str) -> Any:
     try:
         if value is None:
             return None
+        if name == "sandbox_network" and isinstance(value, bool):
+            return "on" if value else "off"
         if "tuple" in str(kind):
             items = value.split(",") if isinstance(value, str) else value
             if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
-                raise TypeError("must be a list of model names")
+                raise TypeError("must be a list of strings")
             return tuple(i.strip() for i in items if i.strip())
         if "bool" in str(kind):
             if isinstance(value, bool):
@@ -145,6 +155,10 @@ def _check(s: Settings) -> None:
         raise bad("provider", f"must be one of {', '.join(PROVIDERS)}, not {s.provider!r}")
     if s.tool_mode is not None and s.tool_mode not in TOOL_MODES:
         raise bad("tool_mode", f"must be one of {', '.join(TOOL_MODES)}, not {s.tool_mode!r}")
+    if s.sandbox not in MODES:
+        raise bad("sandbox", f"must be one of {', '.join(MODES)}, not {s.sandbox!r}")
+    if s.sandbox_network not in NETWORK:
+        raise bad("sandbox_network", f"must be 'off' or 'on', not {s.sandbox_network!r}")
     if s.titles not in ("model", "prompt"):
         raise bad("titles", "must be 'model' or 'prompt'")
     if s.max_iterations < 1:
@@ -207,6 +221,26 @@ def _untrusted(values: Mapping[str, Any], current: Settings, source: str) -> dic
     return kept
 
 
+def _sandbox_tightened(values: Mapping[str, Any], current: Settings, source: str) -> dict[str, Any]:
+    """Workspace values minus any that would loosen the sandbox: a repository may tighten it, never
+    loosen it, whatever ``trust_workspace_config`` says (each drop is a warning)."""
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for raw_key, value in values.items():
+        key = _ALIASES.get(raw_key, raw_key.replace("-", "_"))
+        if key in SANDBOX_KEYS:
+            merge(current, {raw_key: value}, source)  # still report a bad value, naming key and file
+            if loosens(key, _coerce(key, value, source), getattr(current, key)):
+                dropped.append(f"{raw_key} = {value!r}")
+                continue
+        kept[raw_key] = value
+    if dropped:
+        note = (f"{source}: ignored {', '.join(dropped)}: a workspace file may tighten the sandbox, never loosen it; "
+                f"set these in your user config ({user_config_path()}) or the editor's settings")
+        object.__setattr__(current, "warnings", (*current.warnings, note))
+    return kept
+
+
 def user_config_path() -> Path:
     override = os.environ.get("AGENTLS_CONFIG")
     if override:
@@ -243,7 +277,7 @@ def load_settings(workspace: Path | None = None, overrides: Mapping[str, Any] | 
     settings = merge(settings, _read_toml(user_config_path()), str(user_config_path()))
     if workspace is not None:
         ws_file = workspace / ".agentls.toml"
-        ws_values = _read_toml(ws_file)
+        ws_values = _sandbox_tightened(_read_toml(ws_file), settings, str(ws_file))
         if not settings.trust_workspace_config:
             ws_values = _untrusted(ws_values, settings, str(ws_file))
         settings = merge(settings, ws_values, str(ws_file))

@@ -54,7 +54,7 @@ async def run_process(spec: CommandSpec) -> CommandResult:
     argv = ["/bin/sh", "-c", spec.command]
     if spec.sandbox is not None:
         argv = confine(argv, spec.sandbox, spec.cwd)
-        env["AGENTLS_SANDBOX"] = spec.sandbox.mechanism
+        env["AGENTLS_SANDBOXED"] = spec.sandbox.mechanism
     # The spawn runs to its end even if we are cancelled meanwhile: otherwise only /bin/sh would be killed
     # and the command it already forked would live on. Once we hold the process, its whole group is killed.
     spawn = asyncio.ensure_future(anyio.open_process(

@@ -1,9 +1,10 @@
 """The bubblewrap command line: the root read-only, the workspace and the extra paths read-write, a
-private ``/tmp``, a minimal ``/dev``, new PID/IPC/UTS/user namespaces, no capabilities, no network
+private ``/tmp`` (the session's own folder: files live from one command to the next, and nobody else
+sees them), a minimal ``/dev``, new PID/IPC/UTS/user namespaces, no capabilities, no network
 unless allowed, and the whole sandbox killed with its parent. The repository's hooks and config stay
 read-only (git would run what they name later, unconfined).
 
-Mount order matters: later mounts hide earlier ones, so ``/tmp`` (a fresh tmpfs) comes before the
+Mount order matters: later mounts hide earlier ones, so ``/tmp`` comes before the
 writable binds, which go parents first, and the workspace comes last (it may itself be under ``/tmp``).
 """
 
@@ -28,7 +29,8 @@ def bwrap_argv(program: str, confinement: Confinement, cwd: Path, argv: list[str
     if not confinement.network:
         args.append("--unshare-net")
     args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL",
-             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--bind", str(confinement.tmp), "/tmp"] if confinement.tmp is not None else ["--tmpfs", "/tmp"]
     tmpdir = os.environ.get("TMPDIR", "")
     if tmpdir.startswith("/") and os.path.isdir(tmpdir) and not _under(Path(tmpdir), Path("/tmp")) \
             and not _under(Path(tmpdir), confinement.workspace):

@@ -36,6 +36,30 @@ class Confinement:
     writable: tuple[Path, ...] = ()
     network: bool = False
     program: str = ""  # bwrap or sandbox-exec; the Python running the Landlock launcher
+    tmp: Path | None = None  # the session's own folder, seen as /tmp (bubblewrap); None: an empty tmpfs
+
+
+STRICTNESS = {"off": 0, "auto": 1, "strict": 2}
+
+
+def loosens(key: str, value: object, current: object) -> bool:
+    """Whether a workspace file's ``key = value`` would loosen the sandbox settled so far (``current``):
+    a weaker mode, the network on, or a writable path not already writable."""
+    if key == "sandbox" and isinstance(value, str) and isinstance(current, str):
+        return STRICTNESS.get(value, 2) < STRICTNESS.get(current, 2)
+    if key == "sandbox_network":
+        return value in ("on", True) and current != "on"
+    if key == "sandbox_writable":
+        allowed = tuple(current) if isinstance(current, (list, tuple)) else ()
+        items = [value] if isinstance(value, str) else value
+        return not isinstance(items, (list, tuple)) or any(i not in allowed for i in items)
+    return False
+
+
+def config_from(mode: str, network: str, writable: tuple[str, ...]) -> SandboxConfig:
+    """The ``SandboxConfig`` of the settings ``sandbox``, ``sandbox_network``, ``sandbox_writable``."""
+    return SandboxConfig(mode="strict" if mode == "strict" else "off" if mode == "off" else "auto",
+                         network=network == "on", writable=tuple(writable))
 
 
 def writable_paths(entries: tuple[str, ...], workspace: Path) -> tuple[Path, ...]:

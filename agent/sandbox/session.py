@@ -3,14 +3,18 @@ once when no mechanism works here, and the command prefixes the user let run out
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from agentls.agent.sandbox.denial import Denial, find_denial
 from agentls.agent.sandbox.detect import Detected, detect
-from agentls.agent.sandbox.policy import Confinement, SandboxConfig, writable_paths
+from agentls.agent.sandbox.policy import BUBBLEWRAP, Confinement, SandboxConfig, writable_paths
 
 HOW_TO_GET_ONE = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or use a Linux kernel with "
                   "Landlock (5.13+)")
@@ -36,6 +40,7 @@ class CommandSandbox:
         self.root = root
         self._allowed_outside = allowed_outside  # key -> the user said "always" to running it unconfined
         self._noticed = False
+        self._tmp: Path | None = None
 
     async def detected(self) -> Detected:
         return await detect()
@@ -47,7 +52,8 @@ class CommandSandbox:
         return {"mode": self.config.mode, "network": "on" if self.config.network else "off",
                 "mechanism": active, "detail": found.detail if self.config.mode != "off" else "turned off",
                 "writable": [str(self.root), *map(str, writable_paths(self.config.writable, self.root))],
-                "networkConfined": bool(active) and found.network_confined}
+                "networkConfined": bool(active) and found.network_confined,
+                "tmp": "private" if active == BUBBLEWRAP else "shared" if active else None}
 
     async def plan(self, key: str) -> Plan:
         """How to run a command whose permission key (``command_key``) is ``key``."""
@@ -64,8 +70,21 @@ class CommandSandbox:
                     f"error: the sandbox setting is 'strict' and no sandbox works here ({found.detail}); the command "
                     f"did not run. To run commands, {HOW_TO_GET_ONE}, or set sandbox = \"auto\" or \"off\"."))
             return Plan(None, notice=self._notice(found))
+        tmp = await self._private_tmp() if found.mechanism == BUBBLEWRAP else None
         return Plan(Confinement(found.mechanism, self.root, writable_paths(self.config.writable, self.root),
-                                self.config.network, found.program), in_server=strict)
+                                self.config.network, found.program, tmp), in_server=strict)
+
+    async def _private_tmp(self) -> Path:
+        """The session's /tmp under bubblewrap: made on its first command, removed by ``close``."""
+        if self._tmp is None:
+            made = await anyio.to_thread.run_sync(lambda: tempfile.mkdtemp(prefix="agentls-sandbox-tmp-"))
+            self._tmp = Path(made)
+        return self._tmp
+
+    async def close(self) -> None:
+        tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            await anyio.to_thread.run_sync(lambda: shutil.rmtree(tmp, ignore_errors=True))
 
     def _notice(self, found: Detected) -> str | None:
         if self._noticed:

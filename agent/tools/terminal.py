@@ -39,7 +39,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if plan.refusal:
         return ToolOutput(plan.refusal, is_error=True)
     if plan.notice and ctx.sandbox is not None:
-        await ctx.send_update(events.sandbox_notice(plan.notice, await ctx.sandbox.status()))
+        await ctx.send_update(events.sandbox_update(plan.notice, await ctx.sandbox.status()))
     spec = CommandSpec(
         command=command, cwd=cwd, timeout=timeout, output_limit=max(4096, ctx.output_limit * 2),
         tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env,

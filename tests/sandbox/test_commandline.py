@@ -45,6 +45,13 @@ def test_bwrap_mounts_tmp_before_the_workspace_under_it(tmp_path: Path) -> None:
     assert _pairs(args, "--ro-bind-try") == [str(ws / ".git/hooks"), str(ws / ".git/config")]
 
 
+def test_bwrap_binds_the_sessions_tmp_first(tmp_path: Path) -> None:
+    ws, own = tmp_path / "ws", tmp_path / "own-tmp"
+    args = bwrap_argv("bwrap", Confinement(BUBBLEWRAP, ws, tmp=own), ws, ARGV)
+    binds = [(args[i + 1], args[i + 2]) for i, a in enumerate(args) if a == "--bind"]
+    assert binds == [(str(own), "/tmp"), (str(ws), str(ws))] and "--tmpfs" not in args
+
+
 def test_bwrap_with_the_network_on_shares_it(tmp_path: Path) -> None:
     args = bwrap_argv("bwrap", Confinement(BUBBLEWRAP, tmp_path, network=True), tmp_path, ARGV)
     assert "--unshare-net" not in args and "--unshare-pid" in args and "--die-with-parent" in args

@@ -175,7 +175,7 @@ async def test_no_capabilities_and_no_new_privileges(sandbox: Confinement, works
 
 
 async def test_the_command_sees_which_sandbox_it_is_in(sandbox: Confinement, workspace: Path) -> None:
-    result = await run("echo $AGENTLS_SANDBOX", workspace, sandbox)
+    result = await run("echo $AGENTLS_SANDBOXED", workspace, sandbox)
     assert result.output.strip() == sandbox.mechanism
 
 

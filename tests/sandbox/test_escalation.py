@@ -167,9 +167,27 @@ async def test_the_files_own_permissions_are_not_the_sandbox(make: Factory, srv:
 
 async def test_the_sandbox_is_on_by_default_and_off_when_turned_off(make: Factory, srv: ScriptedServer,
                                                                     workspace: Path, mechanism: str) -> None:
-    (on,) = await turn(make, srv, "echo sandbox=$AGENTLS_SANDBOX")
-    (off,) = await turn(make, srv, "echo sandbox=$AGENTLS_SANDBOX", sandbox=SandboxConfig(mode="off"))
+    (on,) = await turn(make, srv, "echo sandbox=$AGENTLS_SANDBOXED")
+    (off,) = await turn(make, srv, "echo sandbox=$AGENTLS_SANDBOXED", sandbox=SandboxConfig(mode="off"))
     assert f"sandbox={mechanism}" in on and "sandbox=\n" in off
+
+
+async def test_tmp_is_the_sessions_own_and_lasts_between_its_commands(make: Factory, srv: ScriptedServer,
+                                                                     workspace: Path, mechanism: str) -> None:
+    name = f"agentls-test-{id(workspace)}"
+    agent = make(host=DiskHost(workspace))
+    srv.push(tools(call("terminal", {"command": f"echo kept > /tmp/{name}"})),
+             tools(call("terminal", {"command": f"cat /tmp/{name}"})), text("done"))
+    result = await agent.run_conversation("go")
+    assert "kept" in outputs(result)[1]
+    if mechanism == BUBBLEWRAP:
+        assert not Path(f"/tmp/{name}").exists()  # the host's /tmp never saw it
+        tmp = agent.sandbox._tmp
+        assert tmp is not None and (tmp / name).read_text() == "kept\n"
+        await agent.close()
+        assert not tmp.exists()
+    else:
+        Path(f"/tmp/{name}").unlink()  # Landlock: /tmp is the host's, shared
 
 
 async def test_no_mechanism_auto_runs_unconfined_and_says_so_once(make: Factory, srv: ScriptedServer,
@@ -208,7 +226,7 @@ async def test_without_bubblewrap_on_path_landlock_confines(make: Factory, srv: 
     monkeypatch.setenv("PATH", str(bin_dir))
     found = await detect_module.detect()
     assert found.mechanism == LANDLOCK and any("bwrap is not on PATH" in s for s in found.skipped)
-    inside, escape = await turn(make, srv, "echo in > made.txt; echo $AGENTLS_SANDBOX",
+    inside, escape = await turn(make, srv, "echo in > made.txt; echo $AGENTLS_SANDBOXED",
                                 f"echo changed > {outside}/precious.txt", host=DiskHost(workspace))
     assert (workspace / "made.txt").read_text() == "in\n" and "landlock" in inside
     assert (outside / "precious.txt").read_text() == "original\n" and "the sandbox (landlock) denied" in escape
