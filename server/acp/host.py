@@ -206,6 +206,9 @@ class AcpHost:
 
     async def send_update(self, update: SessionUpdate) -> None:
         await self._sink.send(update)
+        notice = events.sandbox_notice(update)
+        if notice is not None:  # clients that ignore _meta still show the user a short quoted note
+            await self._sink.text(f"\n> {notice}\n\n")
 
 
 def anyio_shield() -> anyio.CancelScope:

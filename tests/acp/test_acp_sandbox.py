@@ -122,6 +122,7 @@ async def test_without_a_mechanism_session_info_says_so_once(scripted: ScriptedS
         assert len(notices) == 1 and notices[0]["sessionUpdate"] == "session_info_update"
         sandbox = notices[0]["_meta"]["agentls"]["sandbox"]
         assert sandbox["mechanism"] is None and "no sandbox is available here" in sandbox["message"]
+        assert agent.client.text(sid).count("> agentls: no sandbox is available here") == 1
         assert all("exit code 0" in r for r in tool_results(scripted))
         write_config(ws, sandbox="strict")
         scripted.clear()

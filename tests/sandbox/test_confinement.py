@@ -191,3 +191,49 @@ async def test_processes_outside_cannot_be_signalled(sandbox: Confinement, works
     finally:
         victim.kill()
         await victim.wait()
+
+
+async def test_a_timeout_kills_the_whole_command(sandbox: Confinement, workspace: Path) -> None:
+    marker = f"agentls-timeout-{uuid.uuid4().hex}"
+    result = await run(f"{PY} -c 'import time; time.sleep(300)' {marker} & {PY} -c 'import time; time.sleep(300)' "
+                       f"{marker}", workspace, sandbox, timeout=1)
+    assert result.timed_out
+    await _gone(marker)
+
+
+async def test_cancelling_kills_the_whole_command(sandbox: Confinement, workspace: Path) -> None:
+    import asyncio
+
+    marker = f"agentls-cancel-{uuid.uuid4().hex}"
+    task = asyncio.ensure_future(run(f"{PY} -c 'import time; time.sleep(300)' {marker}", workspace, sandbox))
+    for _ in range(500):
+        if _running(marker):
+            break
+        await asyncio.sleep(0.01)
+    assert _running(marker)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await _gone(marker)
+
+
+async def test_under_bubblewrap_a_timeout_also_ends_daemons(sandbox: Confinement, workspace: Path) -> None:
+    if sandbox.mechanism != BUBBLEWRAP:
+        pytest.skip("Landlock reaps what a command leaves when it ends, but a killed launcher cannot "
+                    "(docs/reliability.md)")
+    marker = f"agentls-timeout-daemon-{uuid.uuid4().hex}"
+    result = await run(f"setsid {PY} -c 'import time; time.sleep(300)' {marker} > /dev/null 2>&1 & sleep 300",
+                       workspace, sandbox, timeout=1)
+    assert result.timed_out
+    await _gone(marker)
+
+
+async def _gone(marker: str) -> None:
+    """SIGKILL is delivered at once but a process takes a moment to exit: wait for it (5 s at most)."""
+    import asyncio
+
+    for _ in range(500):
+        if not _running(marker):
+            return
+        await asyncio.sleep(0.01)
+    assert _running(marker) == []
