@@ -28,7 +28,10 @@ def bwrap_argv(program: str, confinement: Confinement, cwd: Path, argv: list[str
     args = [program, *NAMESPACES]
     if not confinement.network:
         args.append("--unshare-net")
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    # No --new-session: the sandbox's init must stay in the command's process group, so that killing the
+    # group (timeout, interrupt) kills it, and with it the PID namespace; --die-with-parent alone proved
+    # racy. (There is no terminal to protect from TIOCSTI: commands get pipes, and a private /dev.)
+    args += ["--die-with-parent", "--cap-drop", "ALL",
              "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--bind", str(confinement.tmp), "/tmp"] if confinement.tmp is not None else ["--tmpfs", "/tmp"]
     tmpdir = os.environ.get("TMPDIR", "")

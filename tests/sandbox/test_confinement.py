@@ -236,4 +236,19 @@ async def _gone(marker: str) -> None:
         if not _running(marker):
             return
         await asyncio.sleep(0.01)
-    assert _running(marker) == []
+    assert _running(marker) == [], _describe(_running(marker))
+
+
+def _describe(pids: list[int]) -> str:
+    lines = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            status = {k: v.strip() for k, v in (line.split(":", 1) for line in
+                                                Path(f"/proc/{pid}/status").read_text().splitlines())}
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120]
+            lines.append(f"{pid}: state {stat[0]} ppid {stat[1]} pgid {stat[2]} sid {stat[3]} "
+                         f"NSpid {status.get('NSpid')} SigPnd {status.get('ShdPnd')} {cmd!r}")
+        except OSError as exc:
+            lines.append(f"{pid}: {exc}")
+    return "\n".join(lines)
