@@ -28,10 +28,12 @@ def bwrap_argv(program: str, confinement: Confinement, cwd: Path, argv: list[str
     args = [program, *NAMESPACES]
     if not confinement.network:
         args.append("--unshare-net")
-    # No --new-session: the sandbox's init must stay in the command's process group, so that killing the
-    # group (timeout, interrupt) kills it, and with it the PID namespace; --die-with-parent alone proved
-    # racy. (There is no terminal to protect from TIOCSTI: commands get pipes, and a private /dev.)
-    args += ["--die-with-parent", "--cap-drop", "ALL",
+    # --as-pid-1: the command is the namespace's init, so bwrap returns only once the kernel has killed and
+    # reaped everything in it (with bwrap's own init, it returned as the command exited, while the rest
+    # was still being killed). No --new-session: the command must stay in the process group that a
+    # timeout or an interrupt kills; --die-with-parent alone proved racy. (There is no terminal to protect
+    # from TIOCSTI: commands get pipes and a private /dev.)
+    args += ["--as-pid-1", "--die-with-parent", "--cap-drop", "ALL",
              "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--bind", str(confinement.tmp), "/tmp"] if confinement.tmp is not None else ["--tmpfs", "/tmp"]
     tmpdir = os.environ.get("TMPDIR", "")
