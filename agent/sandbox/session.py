@@ -55,13 +55,14 @@ class CommandSandbox:
                 "networkConfined": bool(active) and found.network_confined,
                 "tmp": "private" if active == BUBBLEWRAP else "shared" if active else None}
 
-    async def plan(self, key: str) -> Plan:
-        """How to run a command whose permission key (``command_key``) is ``key``."""
+    async def plan(self, key: str, *, dangerous: bool = False) -> Plan:
+        """How to run a command whose permission key (``command_key``) is ``key``. An "always outside"
+        answer for its prefix never covers a dangerous command."""
         mode = self.config.mode
         if mode == "off":
             return Plan(None)
         strict = mode == "strict"
-        if self._allowed_outside(key):
+        if self._allowed_outside(key) and not dangerous:
             return Plan(None, in_server=strict)
         found = await detect()
         if found.mechanism is None:

@@ -35,7 +35,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     refusal = await ctx.ask_permission(title, "execute", raw, key, danger is not None, [])
     if refusal:
         return ToolOutput(refusal, is_error=True)
-    plan = await ctx.sandbox.plan(key) if ctx.sandbox is not None else Plan(None)
+    plan = await ctx.sandbox.plan(key, dangerous=danger is not None) if ctx.sandbox is not None else Plan(None)
     if plan.refusal:
         return ToolOutput(plan.refusal, is_error=True)
     if plan.notice and ctx.sandbox is not None:
@@ -49,7 +49,7 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     denial = find_denial(result.output, result.exit_code, spec.sandbox, cwd) \
         if spec.sandbox is not None and result.sandbox and not result.timed_out else None
     if denial is not None and spec.sandbox is not None:
-        result, note = await _outside(ctx, spec, result, denial, title, raw, key)
+        result, note = await _outside(ctx, spec, result, denial, title, raw, key, danger is not None)
     output, _ = cap_text(result.output, ctx.output_limit)
     if result.timed_out:
         status = f"timed out after {timeout:g}s and was killed"
@@ -70,15 +70,16 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
 
 
 async def _outside(ctx: ToolContext, spec: CommandSpec, result: CommandResult, denial: Denial, title: str,
-                   raw: JsonObject, key: str) -> tuple[CommandResult, str]:
+                   raw: JsonObject, key: str, dangerous: bool) -> tuple[CommandResult, str]:
     """The sandbox denied the command: ask the user whether to run it again outside (once, or always for
-    its prefix). A refusal runs nothing more; the model reads what the sandbox denied either way."""
+    its prefix, but never "always" for a dangerous command). A refusal runs nothing more; the model reads
+    what the sandbox denied either way."""
     mechanism = result.sandbox or "sandbox"
     why = denial.describe(mechanism)
     what = "a write outside the workspace" if denial.kind == "write" else "network access"
     ask = {**raw, "sandbox": {"mechanism": mechanism, "denied": denial.kind, "evidence": denial.line}}
     refusal = await ctx.ask_permission(f"{title} (again, outside the sandbox, which denied {what})", "unsandboxed",
-                                       ask, outside_key(key), False, [])
+                                       ask, outside_key(key), dangerous, [])
     if refusal:
         return result, f"{why}. {refusal}"
     again = await ctx.host.run_command(replace(spec, sandbox=None))

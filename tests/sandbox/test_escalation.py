@@ -235,3 +235,15 @@ async def test_without_bubblewrap_on_path_landlock_confines(make: Factory, srv: 
 async def test_bubblewrap_is_preferred(monkeypatch: pytest.MonkeyPatch) -> None:
     await mechanism_or_skip(BUBBLEWRAP, monkeypatch)
     assert (await detect_module.detect()).mechanism == BUBBLEWRAP
+
+
+async def test_a_dangerous_command_is_never_covered_by_always(make: Factory, srv: ScriptedServer, workspace: Path,
+                                                              outside: Path, mechanism: str) -> None:
+    (outside / "dir").mkdir()
+    host = Answering(workspace, ["allow_always", "allow_once", "reject_once"])
+    await turn(make, srv, f"rm {outside}/precious.txt", f"rm -rf {outside}/dir", host=host)
+    assert not (outside / "precious.txt").exists()  # "always" for rm: it ran outside
+    assert (outside / "dir").is_dir()  # the recursive delete outside is dangerous: sandboxed again, then refused
+    first, danger, second = host.asked
+    assert "sandbox" in first.raw_input and "danger" in danger.raw_input and "sandbox" in second.raw_input
+    assert "allow_always" not in {o.kind for o in second.options}
