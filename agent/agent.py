@@ -23,6 +23,8 @@ from agentls.agent.model_caller import CallOptions, ModelCaller
 from agentls.agent.permissions import PermissionPolicy
 from agentls.agent.prompt_blocks import normalize_prompt
 from agentls.agent.result import TurnResult
+from agentls.agent.sandbox.policy import SandboxConfig
+from agentls.agent.sandbox.session import CommandSandbox, outside_key
 from agentls.agent.titles import Titles
 from agentls.agent.tool_runner import ToolRunner
 from agentls.agent.tools.base import Tool
@@ -53,6 +55,7 @@ class AIAgent:
         terminal_timeout: float = 120.0, tool_output_limit: int | None = None,
         trajectory_path: str | Path | None = None, http_client: httpx.AsyncClient | None = None,
         local_model_path: str | Path | None = None, system_message: str | None = None, local_progress: Any = None,
+        sandbox: SandboxConfig | None = None,
     ) -> None:
         if model is not None and (model == "local" or model.startswith("local:")):
             provider = "local"
@@ -60,6 +63,7 @@ class AIAgent:
         self.root = Path(workspace).resolve()
         self.host: Host = host if host is not None else DiskHost(self.root, on_update)
         self.policy = PermissionPolicy(approval, allow_dangerous=allow_dangerous)
+        self.sandbox = CommandSandbox(sandbox or SandboxConfig(), self.root, self._may_run_outside)
         self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
         self.budget = iteration_budget or IterationBudget(max_iterations)
         # A host *and* a callback: updates go to both.
@@ -84,7 +88,7 @@ class AIAgent:
             tools=ToolRunner(host=self.host, root=self.root, session_id=self.session_id, policy=self.policy,
                              updates=updates, checkpoints=self._checkpoints, terminal_timeout=terminal_timeout,
                              output_limit=tool_output_limit, context_window=lambda: self.context_window,
-                             api_key=api_key),
+                             api_key=api_key, sandbox=self.sandbox),
             control=TurnControl(), titles=Titles(titles, conversation, caller, updates, use_model=provider != "local"),
             budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=max_iterations,
             trajectory_path=Path(trajectory_path) if trajectory_path else None)
@@ -167,12 +171,17 @@ class AIAgent:
         self._closed = True
         await self._parts.titles.aclose()
         steps: tuple[Callable[[], Awaitable[None]], ...] = (
-            lambda: self.host.release(None), self._endpoints.aclose, self._parts.conversation.close)
+            lambda: self.host.release(None), self._endpoints.aclose, self._parts.conversation.close,
+            self.sandbox.close)
         for step in steps:
             try:
                 await step()
             except Exception:
                 log.exception("error while closing the agent")
+
+    def _may_run_outside(self, key: str) -> bool:
+        """The user answered "always" to running commands with this key outside the sandbox."""
+        return self.policy.decide("unsandboxed", outside_key(key), False) == "allow"
 
     # ----- control from other tasks ----------------------------------------------------------
     def steer(self, text: str) -> bool:

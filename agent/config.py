@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.config_values import URL, BadValue, Fields, choice, describe, number
+from agentls.agent.config_values import URL, BadValue, Fields, choice, describe, number, switch
+from agentls.agent.sandbox.policy import DEFAULT_WRITABLE, MODES, loosens
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 PROVIDERS = ("openai", "anthropic", "openai-responses", "local")
@@ -65,6 +66,10 @@ class Settings:
     trajectory_path: str | None = None
     session_db: str | None = None
     trust_workspace_config: bool = False
+    # The OS sandbox for the commands agentls runs itself (agent/sandbox): auto | strict | off
+    sandbox: str = field(default="auto", metadata=choice(*MODES))
+    sandbox_network: str = field(default="off", metadata=switch())  # off | on (true/false accepted)
+    sandbox_writable: tuple[str, ...] = DEFAULT_WRITABLE  # writable besides the workspace and /tmp
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -92,6 +97,7 @@ ENVIRONMENT = {f"AGENTLS_{name.upper()}": name for name in SETTINGS.fields}
 WORKSPACE_SENSITIVE = frozenset({"base_url", "api_key_env", "provider", "allow_dangerous", "trajectory_path",
                                  "session_db", "trust_workspace_config"})
 _STRICTNESS = {"yolo": 0, "auto-edit": 1, "ask": 2}
+SANDBOX_KEYS = frozenset({"sandbox", "sandbox_network", "sandbox_writable"})
 
 
 def _check(base: Settings, key: Any, value: Any, source: str, errors: list[ConfigError] | None,
@@ -154,6 +160,29 @@ def _untrusted(values: Mapping[str, Any], current: Settings, source: str,
     return kept
 
 
+def _sandbox_tightened(values: Mapping[str, Any], current: Settings, source: str,
+                       errors: list[ConfigError] | None) -> dict[str, Any]:
+    """Workspace values minus any that would loosen the sandbox: a repository may tighten it, never
+    loosen it, whatever ``trust_workspace_config`` says (each drop is a warning)."""
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in values.items():
+        name = SETTINGS.name(key)
+        if name in SANDBOX_KEYS:
+            checked = _check(current, key, value, source, errors)  # a bad value is still reported
+            if checked is None:
+                continue
+            if loosens(checked[0], checked[1], getattr(current, checked[0])):
+                dropped.append(f"{key} = {value!r}")
+                continue
+        kept[key] = value
+    if dropped:
+        note = (f"{source}: ignored {', '.join(dropped)}: a workspace file may tighten the sandbox, never loosen it; "
+                f"set these in your user config ({user_config_path()}) or the editor's settings")
+        object.__setattr__(current, "warnings", (*current.warnings, note))
+    return kept
+
+
 def user_config_path() -> Path:
     override = os.environ.get("AGENTLS_CONFIG")
     if override:
@@ -200,7 +229,7 @@ def load_settings(workspace: Path | None = None, overrides: Mapping[str, Any] | 
     settings = merge(settings, _read_toml(user_config_path(), errors), str(user_config_path()), errors=errors)
     if workspace is not None:
         ws_file = workspace / ".agentls.toml"
-        ws_values = _read_toml(ws_file, errors)
+        ws_values = _sandbox_tightened(_read_toml(ws_file, errors), settings, str(ws_file), errors)
         if not settings.trust_workspace_config:
             ws_values = _untrusted(ws_values, settings, str(ws_file), errors)
         settings = merge(settings, ws_values, str(ws_file), errors=errors)

@@ -39,6 +39,11 @@ def choice(*options: str) -> dict[str, Any]:
     return {"choices": options}
 
 
+def switch() -> dict[str, Any]:
+    """Field metadata: "off" or "on"; true and false are taken for them."""
+    return {"choices": ("off", "on"), "booleans": ("off", "on")}
+
+
 URL = {"url": True}
 
 
@@ -151,6 +156,8 @@ class Fields:
     def convert(self, name: str, value: Any) -> Any:
         """``value`` as field ``name`` holds it, or ``BadValue`` saying what it must be and what the default is."""
         meta: Mapping[str, Any] = self.fields[name].metadata
+        if isinstance(value, bool) and "booleans" in meta:
+            value = meta["booleans"][value]
         try:
             out = converter().structure(value, self.types[name])
             if out is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from agentls.agent.fileio import TextWindow
+from agentls.agent.sandbox.policy import Confinement
 from agentls.agent.types import SessionUpdate
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -41,6 +42,10 @@ class CommandSpec:
     env: dict[str, str] | None = None
     # Variables an in-server command must not inherit (the model provider's API key).
     unset_env: tuple[str, ...] = ()
+    # The OS sandbox for an in-server command (None: unconfined). The editor's terminal is the editor's:
+    # nothing confines it, so with ``in_server`` (sandbox "strict") the host must run the command itself.
+    sandbox: Confinement | None = None
+    in_server: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class CommandResult:
     timed_out: bool = False
     signal: str | None = None
     terminal_id: str | None = None
+    sandbox: str | None = None  # the mechanism that confined the command, None when nothing did
 
 
 @dataclass(frozen=True)

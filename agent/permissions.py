@@ -2,7 +2,9 @@
 
 Modes: ``ask`` (writes and commands ask), ``auto-edit`` (edits go through, commands ask), ``yolo``
 (nothing asks). Clearly dangerous commands always ask, even in yolo, unless ``allow_dangerous``;
-"always" answers never cover them, and are remembered only for the session that gave them.
+"always" answers never cover them, and are remembered only for the session that gave them. Running a
+command again outside the OS sandbox after the sandbox denied it always asks (an "always" answer
+covers the command's prefix), and is refused when nobody can be asked.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ class PermissionPolicy:
         self._always_reject: set[str] = set()
 
     def decide(self, action: str, key: str, dangerous: bool) -> Decision:
-        """``action`` is "edit" or "execute"; ``key`` names what an "always" answer covers."""
+        """``action`` is "edit", "execute" or "unsandboxed" (run again outside the OS sandbox after it
+        denied the command); ``key`` names what an "always" answer covers."""
         if dangerous and not self.allow_dangerous:
             return "ask"
         if key in self._always_reject:
             return "deny"
         if key in self._always_allow:
             return "allow"
+        if action == "unsandboxed":
+            return "ask"  # leaving the sandbox is the user's call in every mode, yolo included
         if self.mode == "yolo":
             return "allow"
         if self.mode == "auto-edit" and action == "edit":
@@ -40,7 +45,7 @@ class PermissionPolicy:
 
     def unattended(self, action: str, dangerous: bool) -> Decision:
         """What happens when the user cannot be asked: the mode decides; danger is refused."""
-        if dangerous and not self.allow_dangerous:
+        if (dangerous and not self.allow_dangerous) or action == "unsandboxed":
             return "deny"
         if self.mode == "yolo" or (self.mode == "auto-edit" and action == "edit"):
             return "allow"

@@ -22,6 +22,7 @@ from anyio.abc import Process
 
 from agentls.agent.host import CommandResult, CommandSpec
 from agentls.agent.process_group import CommandGroup
+from agentls.agent.sandbox.wrap import confine
 
 CLEANUP_SECONDS = 5.0  # the most a kill and its reaping may take, even under cancellation
 HOLDER_GRACE = 0.2  # the output is still open this long after the kill: look for whoever holds it
@@ -60,7 +61,8 @@ class OutputBuffer:
 
 def command_argv(spec: CommandSpec) -> list[str]:
     """The argv to spawn for ``spec``: the one place a sandbox wraps the command."""
-    return ["/bin/sh", "-c", spec.command]
+    argv = ["/bin/sh", "-c", spec.command]
+    return confine(argv, spec.sandbox, spec.cwd) if spec.sandbox is not None else argv
 
 
 def command_env(spec: CommandSpec, group: CommandGroup) -> dict[str, str]:
@@ -68,6 +70,8 @@ def command_env(spec: CommandSpec, group: CommandGroup) -> dict[str, str]:
     for name in spec.unset_env:
         env.pop(name, None)
     env.update(group.env)  # last: a marker inherited from an outer agentls is replaced
+    if spec.sandbox is not None:
+        env["AGENTLS_SANDBOXED"] = spec.sandbox.mechanism
     return env
 
 
@@ -130,7 +134,8 @@ async def _run(spec: CommandSpec, group: CommandGroup) -> CommandResult:
         sig = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         code = None
     return CommandResult(exit_code=None if timed_out else code, output=buffer.text(),
-                         truncated=buffer.dropped > 0, timed_out=timed_out, signal=sig)
+                         truncated=buffer.dropped > 0, timed_out=timed_out, signal=sig,
+                         sandbox=spec.sandbox.mechanism if spec.sandbox is not None else None)
 
 
 async def _read(fd: int, buffer: OutputBuffer, eof: anyio.Event) -> None:

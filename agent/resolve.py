@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent.config import DEFAULT_MODELS, ConfigError, Settings
+from agentls.agent.sandbox.policy import config_from
 
 if TYPE_CHECKING:
     import httpx
@@ -61,6 +62,7 @@ def agent_from_settings(settings: Settings, *, workspace: Path, host: Host | Non
         temperature=settings.temperature, thinking_budget=settings.thinking_budget,
         terminal_timeout=settings.terminal_timeout,
         tool_output_limit=settings.tool_output_limit, trajectory_path=settings.trajectory_path,
-        http_client=http_client)
+        http_client=http_client,
+        sandbox=config_from(settings.sandbox, settings.sandbox_network, settings.sandbox_writable))
     kwargs.update(overrides)
     return AIAgent(**kwargs)

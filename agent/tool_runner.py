@@ -21,6 +21,7 @@ from agentls.agent.updates import UpdateSender
 
 if TYPE_CHECKING:
     from agentls.agent.context.hints import HintTracker
+    from agentls.agent.sandbox.session import CommandSandbox
 
 log = logging.getLogger("agentls.tools")
 
@@ -39,7 +40,8 @@ OPTIONS = (
 class ToolRunner:
     def __init__(self, *, host: Host, root: Path, session_id: str, policy: PermissionPolicy, updates: UpdateSender,
                  checkpoints: Checkpoints, terminal_timeout: float, output_limit: int | None,
-                 context_window: Callable[[], int], api_key: str | None) -> None:
+                 context_window: Callable[[], int], api_key: str | None,
+                 sandbox: CommandSandbox | None = None) -> None:
         self.host = host
         self.root = root
         self.policy = policy
@@ -51,6 +53,7 @@ class ToolRunner:
         self._output_limit = output_limit
         self._context_window = context_window
         self._api_key = api_key
+        self._sandbox = sandbox
         self._hints: HintTracker | None = None
         self._secret_env: tuple[str, ...] | None = None  # read once per turn
 
@@ -85,7 +88,8 @@ class ToolRunner:
         return ToolContext(host=self.host, root=self.root, session_id=self._session_id, task_id=task_id,
                            tool_call_id=tool_call_id, settings_terminal_timeout=self._terminal_timeout,
                            output_limit=self.output_limit, ask_permission=ask, checkpoint=self._checkpoints.save,
-                           send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env())
+                           send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
+                           sandbox=self._sandbox)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None) -> ToolOutput:
         """The tool's output; a failure, a crash or its time limit is an error output, never an exception
@@ -117,25 +121,31 @@ class ToolRunner:
                              key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:
         """None when the action may go ahead, else the refusal as the model should read it."""
         what = "edit" if action == "edit" else "command"
+        outside = action == "unsandboxed"  # a rerun outside the OS sandbox, after it denied the command
         decision = self.policy.decide(action, key, dangerous)
         if decision == "allow":
             return None
         if decision == "deny":
             return f"error: the user has refused this {what} for the rest of the session (they chose 'always reject')"
         options = tuple(o for o in OPTIONS if not (dangerous and o.kind == "allow_always"))
-        request = PermissionRequest(tool_call_id=tool_call_id, title=title, kind=action, raw_input=raw_input,
-                                    options=options, content=tuple(content or ()))
+        request = PermissionRequest(tool_call_id=tool_call_id, title=title, kind="execute" if outside else action,
+                                    raw_input=raw_input, options=options, content=tuple(content or ()))
         await self._updates.send(events.tool_call_update(tool_call_id, status="pending",
                                                          content=list(content or ()) or None))
         answer = await self.host.request_permission(request)
         if answer is None:
             if self.policy.unattended(action, dangerous) == "allow":
                 return None
+            if outside:
+                return ("error: running it outside the sandbox needs the user's approval, and this client cannot "
+                        "ask; it was not run again. The user can loosen the sandbox instead (sandbox_network = "
+                        "\"on\", sandbox_writable, or sandbox = \"off\").")
             why = f" ({raw_input['danger']})" if dangerous and "danger" in raw_input else ""
             return (f"error: this {what} needs the user's approval{why}, and this client cannot ask. The approval mode "
                     f"is '{self.policy.mode}'; the user can allow it with approval 'auto-edit' (edits) or 'yolo'.")
         if answer.cancelled:
-            return f"error: the permission request for this {what} was cancelled; it did not run"
+            return f"error: the permission request for this {what} was cancelled; it did not run" + \
+                (" again outside the sandbox" if outside else "")
         kind = next((o.kind for o in options if o.option_id == answer.option_id), None)
         if kind is None:
             return f"error: the client answered with an unknown option {answer.option_id!r}; the {what} did not run"
@@ -143,4 +153,6 @@ class ToolRunner:
         await self._updates.send(events.tool_call_update(tool_call_id, status="in_progress"))
         if kind.startswith("allow"):
             return None
+        if outside:
+            return "error: the user declined to run it outside the sandbox; it was not run again"
         return "error: the user rejected this edit" if action == "edit" else "error: the user rejected this command"

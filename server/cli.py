@@ -1,4 +1,5 @@
-"""The ``agentls`` command: ``run`` (headless), ``lsp``, ``acp``, ``model``, ``fake-provider``, ``sessions``.
+"""The ``agentls`` command: ``run`` (headless), ``lsp``, ``acp``, ``model``, ``fake-provider``, ``sessions``,
+``sandbox``.
 
 Heavy modules are imported per subcommand so each starts as fast as it can.
 """
@@ -12,13 +13,14 @@ import sys
 
 from agentls.agent.version import __version__
 
-USAGE = """agentls {run,lsp,acp,model,sessions,fake-provider} ...
+USAGE = """agentls {run,lsp,acp,model,sessions,sandbox,fake-provider} ...
 
   agentls run [options] "prompt"     one headless turn in a workspace; the answer goes to stdout
   agentls lsp                        the LSP face on stdio (VS Code, Neovim, Helix, Emacs)
   agentls acp                        the ACP face on stdio (Zed, JetBrains, CodeCompanion, avante)
   agentls model path|check           where the embedded local model is; verify it
   agentls sessions [--cwd DIR] [--query Q]   list stored sessions
+  agentls sandbox [-w DIR] [--json]  which OS sandbox confines commands here, with which settings
   agentls fake-provider [options]    the scripted OpenAI/Anthropic-compatible test provider
   agentls --version
 """
@@ -78,6 +80,10 @@ def _tool(command: str, rest: list[str]) -> int:
         from agentls.server.run import sessions_main
 
         return sessions_main(rest)
+    if command == "sandbox":
+        from agentls.server.run import sandbox_main
+
+        return sandbox_main(rest)
     if command == "fake-provider":
         from agentls.agent.scripted.__main__ import main as fake_main
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.config import ConfigError, load_settings
+from agentls.agent.events import sandbox_notice
 from agentls.agent.types import SessionUpdate
 
 
@@ -64,6 +65,10 @@ class Renderer:
         elif kind == "compaction_update" and update.get("status") == "completed":
             self._newline()
             self._write("  (context compacted)\n")
+        elif kind == "session_info_update" and isinstance(sandbox := sandbox_notice(update), str):
+            self._newline()
+            self.out.write(sandbox + "\n")  # a warning: shown even with --quiet
+            self.out.flush()
 
     async def spin(self) -> None:
         if not self.tty or self.quiet:
@@ -88,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--approval", choices=["ask", "auto-edit", "yolo"],
                    help="default auto-edit here: edits apply, commands need --approval yolo")
     p.add_argument("--max-iterations", type=int)
+    p.add_argument("--sandbox", choices=["auto", "strict", "off"],
+                   help="the OS sandbox for commands (default auto: on wherever a mechanism works)")
+    p.add_argument("--sandbox-network", choices=["off", "on"], help="let sandboxed commands use the network")
     p.add_argument("--no-stream", action="store_true", help="ask the model for whole responses")
     p.add_argument("--session", help="continue this stored session")
     p.add_argument("--no-persist", action="store_true", help="do not store the session")
@@ -108,7 +116,8 @@ async def _run(ns: argparse.Namespace) -> int:
         return 2
     overrides = {"model": ns.model, "base-url": ns.base_url, "provider": ns.provider, "api-key-env": ns.api_key_env,
                  "approval": ns.approval, "max-iterations": ns.max_iterations,
-                 "stream": False if ns.no_stream else None}
+                 "stream": False if ns.no_stream else None, "sandbox": ns.sandbox,
+                 "sandbox-network": ns.sandbox_network}
     try:
         settings = load_settings(workspace, overrides, overrides_source="command line")
         if ns.approval is None and "approval" not in settings.sources:
@@ -215,3 +224,40 @@ def sessions_main(argv: list[str]) -> int:
         return 0
 
     return asyncio.run(go())
+
+
+def sandbox_main(argv: list[str]) -> int:
+    """``agentls sandbox``: the active mechanism (or why there is none) and the settings, for a workspace."""
+    p = argparse.ArgumentParser(prog="agentls sandbox", description="Show how commands are sandboxed here.")
+    p.add_argument("--workspace", "-w", default=".", help="workspace root (default: the current directory)")
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
+    ns = p.parse_args(argv)
+    workspace = Path(ns.workspace).resolve()
+    try:
+        settings = load_settings(workspace)
+    except ConfigError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 2
+    from agentls.agent.sandbox.detect import detect
+    from agentls.agent.sandbox.policy import config_from
+    from agentls.agent.sandbox.session import CommandSandbox
+
+    sandbox = CommandSandbox(config_from(settings.sandbox, settings.sandbox_network, settings.sandbox_writable),
+                             workspace)
+
+    async def status() -> dict[str, Any]:
+        return {**await sandbox.status(), "skipped": list((await detect()).skipped)}
+
+    found = asyncio.run(status())
+    for warning in settings.warnings:
+        print(f"agentls: {warning}", file=sys.stderr)
+    if ns.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    print(f"sandbox: {found['mode']} (network {found['network']})")
+    print(f"mechanism: {found['mechanism'] or 'none: commands run unconfined'} ({found['detail']})")
+    tmp = {"private": ", and /tmp (private to each session)", "shared": ", and /tmp (the host's, shared)"}
+    print("writable: " + ", ".join(found["writable"]) + tmp.get(found["tmp"], ""))
+    for reason in found["skipped"]:
+        print(f"not used: {reason}")
+    return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.host import Host
+from agentls.agent.sandbox.session import CommandSandbox
 from agentls.agent.types import SessionUpdate
 
 JsonObject = dict[str, Any]
@@ -43,6 +44,8 @@ class ToolContext:
     set_plan: Callable[[list[JsonObject]], None]
     # Environment variables commands must not see (the provider keys), see ToolRunner.secret_env.
     secret_env: tuple[str, ...] = ()
+    # The session's OS sandbox for commands (None: commands run unconfined).
+    sandbox: CommandSandbox | None = None
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

@@ -2,9 +2,10 @@
 
 Reads and writes go through ``fs/read_text_file`` / ``fs/write_text_file`` when the client declared them
 (the editor's unsaved buffers are what the agent sees and edits), else the disk. Commands run in the
-editor's terminal (``terminal/*``) when it declared ``terminal``, else in-process. Permissions always go
-through ``session/request_permission`` (a baseline client method), with the runtime's tool-call shape
-(its ``locations`` name the file and the line an edit changes).
+editor's terminal (``terminal/*``, unsandboxed) when it declared ``terminal`` and the sandbox is not
+``strict``, else in-process, in the OS sandbox. Permissions always go through ``session/request_permission``
+(a baseline client method), with the runtime's tool-call shape (its ``locations`` name the file and the
+line an edit changes).
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ class AcpHost:
 
     # ----- commands --------------------------------------------------------------------------
     async def run_command(self, spec: CommandSpec) -> CommandResult:
-        if not self._caps.terminal:
+        # The editor's terminal is the editor's: nothing confines it. Sandbox "strict" keeps commands in-process.
+        if not self._caps.terminal or spec.in_server:
             return await self._local.run_command(spec)
         env = [EnvVariable(name=k, value=v) for k, v in {**COMMAND_ENV, **(spec.env or {})}.items()]
         try:
@@ -204,6 +206,9 @@ class AcpHost:
 
     async def send_update(self, update: SessionUpdate) -> None:
         await self._sink.send(update)
+        notice = events.sandbox_notice(update)
+        if notice is not None:  # clients that ignore _meta still show the user a short quoted note
+            await self._sink.text(f"\n> {notice}\n\n")
 
 
 def anyio_shield() -> anyio.CancelScope:

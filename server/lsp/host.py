@@ -150,6 +150,9 @@ class LspHost:
 
     # ----------------------------------------------------------------- updates
     async def send_update(self, update: SessionUpdate) -> None:
+        notice = events.sandbox_notice(update)
+        if notice is not None:  # no sandbox works here: said once per session, to every client
+            self._ls.show(types.MessageType.Warning, notice)
         progress = self.progress
         if progress is not None:
             progress.on_update(update)

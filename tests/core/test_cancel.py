@@ -15,7 +15,7 @@ from agentls.agent.transcript import violations
 from agentls.agent.types import Message
 
 from .conftest import AgentFactory
-from .helpers import SlowHost, Updates, check, pid_alive, roles, wait_until
+from .helpers import UNSANDBOXED, SlowHost, Updates, check, pid_alive, roles, wait_until
 
 
 def _others(baseline: set[asyncio.Task[Any]]) -> set[asyncio.Task[Any]]:
@@ -62,7 +62,7 @@ async def test_cancel_during_a_command(make_agent: AgentFactory, srv: ScriptedSe
                                        workspace: Path) -> None:
     db = tmp_path / "s.db"
     baseline = set(asyncio.all_tasks())
-    agent = make_agent(session_db=db, approval="yolo")
+    agent = make_agent(session_db=db, approval="yolo", sandbox=UNSANDBOXED)  # $$: the host's pid only outside
     pid_file = workspace / "pid.txt"
     srv.push(tools(call("terminal", {"command": "echo $$ > pid.txt; exec sleep 30"}),
                    call("read_file", {"path": "README.md"})), text("never"))
