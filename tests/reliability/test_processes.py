@@ -200,8 +200,10 @@ async def test_a_command_has_no_input(tmp_path: Path) -> None:
 
 async def start(srv: ScriptedServer, workspace: Path, home: Path) -> LspProc:
     lsp = await LspProc.start(server_env(home), workspace, stderr=home / "stderr.log")
+    # The process layer on its own: inside the OS sandbox a command sees its own PID namespace, so the
+    # pids it writes down would not be the host's (tests/sandbox checks daemons inside the sandbox).
     await lsp.initialize(workspace, {"model": "scripted", "baseUrl": srv.openai_url, "approval": "yolo",
-                                     "maxRetries": 0}, agent={"updates": True})
+                                     "maxRetries": 0, "sandbox": "off"}, agent={"updates": True})
     return lsp
 
 
