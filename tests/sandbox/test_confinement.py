@@ -78,8 +78,11 @@ async def test_writes_inside_the_workspace_work(sandbox: Confinement, workspace:
 
 async def test_python_pytest_and_git_work_inside(sandbox: Confinement, workspace: Path) -> None:
     (workspace / "test_it.py").write_text("def test_it(tmp_path):\n    (tmp_path / 'x').write_text('y')\n")
+    # --basetemp: under Landlock /tmp is the host's, and a pytest there would prune the old
+    # /tmp/pytest-of-<user> runs, this test session's and other sessions' among them.
     result = await run(
         f"{PY} -c 'import json, sqlite3; print(json.dumps([1]))' && {PY} -m pytest -q -p no:cacheprovider "
+        "--basetemp=.pytest-tmp "
         "&& git init -q && git add -A && git -c user.name=t -c user.email=t@example.com commit -qm first "
         "&& git log --oneline | wc -l && git status --short", workspace, sandbox)
     assert result.exit_code == 0, result.output
