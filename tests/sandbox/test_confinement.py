@@ -117,11 +117,14 @@ async def test_a_daemon_is_gone_when_the_command_returns(sandbox: Confinement, w
 
 
 async def test_the_daemon_check_can_fail(workspace: Path) -> None:
-    """Without the sandbox the same daemon outlives the command (what the test above would catch)."""
+    """A shell run directly (neither sandbox nor run_process's reaping) leaves the same daemon alive, and
+    the probe of the test above finds it."""
+    import asyncio
+
     marker = f"agentls-daemon-{uuid.uuid4().hex}"
-    result = await run(f"setsid {PY} -c 'import time; time.sleep(300)' {marker} > /dev/null 2>&1 & sleep 0.5",
-                       workspace, None)
-    assert result.exit_code == 0
+    shell = await asyncio.create_subprocess_shell(
+        f"setsid {PY} -c 'import time; time.sleep(300)' {marker} > /dev/null 2>&1 & sleep 0.5", cwd=workspace)
+    assert await shell.wait() == 0
     pids = _running(marker)
     try:
         assert pids
@@ -220,10 +223,9 @@ async def test_cancelling_kills_the_whole_command(sandbox: Confinement, workspac
     await _gone(marker)
 
 
-async def test_under_bubblewrap_a_timeout_also_ends_daemons(sandbox: Confinement, workspace: Path) -> None:
-    if sandbox.mechanism != BUBBLEWRAP:
-        pytest.skip("Landlock reaps what a command leaves when it ends, but a killed launcher cannot "
-                    "(docs/reliability.md)")
+async def test_a_timeout_also_ends_daemons(sandbox: Confinement, workspace: Path) -> None:
+    """bubblewrap: the PID namespace. Landlock: its launcher is killed with the group, and the daemon is
+    left to run_process's own reaping (agent/process_group.py)."""
     marker = f"agentls-timeout-daemon-{uuid.uuid4().hex}"
     result = await run(f"setsid {PY} -c 'import time; time.sleep(300)' {marker} > /dev/null 2>&1 & sleep 300",
                        workspace, sandbox, timeout=1)
