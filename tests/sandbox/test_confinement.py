@@ -77,14 +77,12 @@ async def test_writes_inside_the_workspace_work(sandbox: Confinement, workspace:
 
 
 async def test_python_pytest_and_git_work_inside(sandbox: Confinement, workspace: Path) -> None:
-    if sandbox.mechanism == LANDLOCK:
-        # Known bug, left open: since the process rules (agent/process_group.py) joined the sandbox, an inner
-        # pytest under the Landlock launcher prints its result line late or not at all and the command runs
-        # into its timeout. Bubblewrap, the default mechanism, runs this check; Landlock keeps its write checks.
-        pytest.skip("Landlock: an inner pytest does not finish under the process rules (known bug)")
     (workspace / "test_it.py").write_text("def test_it(tmp_path):\n    (tmp_path / 'x').write_text('y')\n")
+    # --basetemp: under Landlock /tmp is the host's, and a pytest there would prune the old
+    # /tmp/pytest-of-<user> runs, this test session's and other sessions' among them.
     result = await run(
         f"{PY} -c 'import json, sqlite3; print(json.dumps([1]))' && {PY} -m pytest -q -p no:cacheprovider "
+        "--basetemp=.pytest-tmp "
         "&& git init -q && git add -A && git -c user.name=t -c user.email=t@example.com commit -qm first "
         "&& git log --oneline | wc -l && git status --short", workspace, sandbox)
     assert result.exit_code == 0, result.output
@@ -116,6 +114,23 @@ async def test_a_daemon_is_gone_when_the_command_returns(sandbox: Confinement, w
                        "echo started", workspace, sandbox, timeout=60)
     assert not result.timed_out and result.exit_code == 0 and "started" in result.output
     assert _running(marker) == []
+
+
+async def test_the_daemon_check_can_fail(workspace: Path) -> None:
+    """A shell run directly (neither sandbox nor run_process's reaping) leaves the same daemon alive, and
+    the probe of the test above finds it."""
+    import asyncio
+
+    marker = f"agentls-daemon-{uuid.uuid4().hex}"
+    shell = await asyncio.create_subprocess_shell(
+        f"setsid {PY} -c 'import time; time.sleep(300)' {marker} > /dev/null 2>&1 & sleep 0.5", cwd=workspace)
+    assert await shell.wait() == 0
+    pids = _running(marker)
+    try:
+        assert pids
+    finally:
+        for pid in pids:
+            os.kill(pid, 9)
 
 
 def _running(marker: str) -> list[int]:
@@ -208,10 +223,9 @@ async def test_cancelling_kills_the_whole_command(sandbox: Confinement, workspac
     await _gone(marker)
 
 
-async def test_under_bubblewrap_a_timeout_also_ends_daemons(sandbox: Confinement, workspace: Path) -> None:
-    if sandbox.mechanism != BUBBLEWRAP:
-        pytest.skip("Landlock reaps what a command leaves when it ends, but a killed launcher cannot "
-                    "(docs/reliability.md)")
+async def test_a_timeout_also_ends_daemons(sandbox: Confinement, workspace: Path) -> None:
+    """bubblewrap: the PID namespace. Landlock: its launcher is killed with the group, and the daemon is
+    left to run_process's own reaping (agent/process_group.py)."""
     marker = f"agentls-timeout-daemon-{uuid.uuid4().hex}"
     result = await run(f"setsid {PY} -c 'import time; time.sleep(300)' {marker} > /dev/null 2>&1 & sleep 300",
                        workspace, sandbox, timeout=1)
