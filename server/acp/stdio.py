@@ -257,7 +257,7 @@ class LineTransport:
             if size <= self.max_line_bytes:
                 chunks.append(piece)
             elif size - len(piece) <= self.max_line_bytes:  # just went over: keep only the head (for its id)
-                chunks = [b"".join(chunks)[:4096]]
+                chunks = [(b"".join(chunks) + piece[:4096])[:4096]]
             if eof is not None:
                 return b"".join(chunks), size, eof
 
