@@ -255,8 +255,9 @@ async def _read_acp(stream: asyncio.StreamReader) -> dict[str, Any] | None:
     return json.loads(line) if line else None
 
 
+@pytest.mark.parametrize("kind", ["list", "unknown"])
 @pytest.mark.parametrize("face", ["lsp", "acp"])
-async def test_20000_pipelined_requests_unread_stay_bounded_then_all_answered(face: str, workspace: Path,
+async def test_20000_pipelined_requests_unread_stay_bounded_then_all_answered(face: str, kind: str, workspace: Path,
                                                                               home: Path) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "agentls.server", face, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -273,13 +274,16 @@ async def test_20000_pipelined_requests_unread_stay_bounded_then_all_answered(fa
         assert (await asyncio.wait_for(read(proc.stdout), 60) or {}).get("id") == 0
         if face == "lsp":
             proc.stdin.write(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        method = "agent/noSuchMethod" if face == "lsp" else "_agentls/noSuchMethod"
-        pad = "p" * 200
+        if kind == "list":  # a real request: the session store is asked 20,000 times
+            method = "agent/listSessions" if face == "lsp" else "session/list"
+        else:
+            method = "agent/noSuchMethod" if face == "lsp" else "_agentls/noSuchMethod"
+        params: dict[str, Any] = {} if kind == "list" else {"pad": "p" * 200}
         peak = 0
 
         async def pipeline() -> None:
             for n in range(1, PIPELINED + 1):
-                proc.stdin.write(encode({"jsonrpc": "2.0", "id": n, "method": method, "params": {"pad": pad}}))
+                proc.stdin.write(encode({"jsonrpc": "2.0", "id": n, "method": method, "params": params}))
                 if n % 500 == 0:
                     await proc.stdin.drain()
             await proc.stdin.drain()
@@ -306,7 +310,7 @@ async def test_20000_pipelined_requests_unread_stay_bounded_then_all_answered(fa
                 peak = max(peak, _rss(proc.pid))
         await writer
         assert set(seen) == set(range(1, PIPELINED + 1)) and max(seen.values()) == 1
-        print(f"\n{face}: {PIPELINED} pipelined, unread: peak RSS {peak / 2 ** 20:.0f} MB; all answered once")
+        print(f"\n{face} {kind}: {PIPELINED} pipelined, unread: peak RSS {peak / 2 ** 20:.0f} MB; all answered once")
         assert peak < RSS_LIMIT, f"peak RSS {peak / 2 ** 20:.0f} MB"
     finally:
         with contextlib.suppress(ProcessLookupError):
