@@ -61,16 +61,21 @@ def error_frame(code: int, message: str, request_id: Any = None) -> Message:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def capped(value: Any, chars: int = ECHO_CHARS, depth: int = 0) -> Any:
-    """``value`` with every string cut to ``chars`` characters and long lists and deep nesting cut: an
-    error never echoes a client's large params back."""
+ECHO_KEYS = frozenset({"input", "params", "method", "ctx"})  # where an error repeats what the client sent
+
+
+def capped(value: Any, chars: int = 10 * ECHO_CHARS, depth: int = 0) -> Any:
+    """``value`` with long strings, long lists and deep nesting cut: an error never echoes a client's large
+    params back. What sits under an echo key (pydantic's ``input``, ...) is cut to ``ECHO_CHARS``, any other
+    string (the server's own help text) to ``chars``."""
     if isinstance(value, str):
         return value if len(value) <= chars else f"{value[:chars]}… ({len(value):,} characters)"
     if depth > 8:
         return "…"
     if isinstance(value, dict):
         items = list(value.items())
-        out = {str(k)[:chars]: capped(v, chars, depth + 1) for k, v in items[:20]}
+        out = {str(k)[:ECHO_CHARS]: capped(v, ECHO_CHARS if k in ECHO_KEYS else chars, depth + 1)
+               for k, v in items[:20]}
         if len(items) > 20:
             out["…"] = f"{len(items) - 20} more"
         return out
@@ -87,7 +92,7 @@ def capped_error(message: Message) -> Message:
         return message
     out = dict(error)
     if isinstance(out.get("message"), str):
-        out["message"] = capped(out["message"], 4 * ECHO_CHARS)
+        out["message"] = capped(out["message"], 5 * ECHO_CHARS)
     if "data" in out:
         out["data"] = capped(out["data"])
     return {**message, "error": out}
