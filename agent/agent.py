@@ -12,7 +12,7 @@ import httpx
 
 from agentls.agent.budget import IterationBudget
 from agentls.agent.checkpoints import Checkpoints
-from agentls.agent.compactor import Compactor
+from agentls.agent.compactor import AFTER_TURN, Compactor
 from agentls.agent.conversation import Conversation
 from agentls.agent.disk_host import DiskHost, UpdateCallback
 from agentls.agent.endpoints import EndpointOptions, Endpoints
@@ -212,8 +212,10 @@ class AIAgent:
                        aggressive: bool = False) -> dict[str, Any]:
         """Manual compression. While a turn runs it happens at the turn's next safe boundary."""
         compactor = self._parts.compactor
-        if self.running:
-            return await compactor.queue(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
+        while self.running:
+            queued = await compactor.queue(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
+            if queued is not AFTER_TURN:
+                return queued
         async with self._parts.control.lock:
             await self._setup()
             out = await compactor.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)

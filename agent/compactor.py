@@ -25,6 +25,8 @@ log = logging.getLogger("agentls.compress")
 Report = dict[str, Any]
 
 
+AFTER_TURN: dict[str, Any] = {}  # a queued compression's answer when its turn ended first: run it now
+
 class Compactor:
     def __init__(self, conversation: Conversation, caller: ModelCaller, updates: UpdateSender,
                  registry: ToolRegistry, threshold: float = 0.5) -> None:
@@ -130,7 +132,11 @@ class Compactor:
             if not future.done():
                 future.set_result(out or {"error": "compression failed"})
 
-    def cancel_queued(self) -> None:
-        for _, future in self._queued:
-            future.cancel()
-        self._queued.clear()
+    def release_queued(self) -> None:
+        """The turn ended (however) with compressions still queued: each is answered ``AFTER_TURN`` and its
+        caller runs it on its own, instead of waiting for a boundary that will not come (or being cancelled
+        with the turn: through a face, a request left unanswered)."""
+        queued, self._queued = self._queued, []
+        for _, future in queued:
+            if not future.done():
+                future.set_result(AFTER_TURN)

@@ -55,6 +55,7 @@ async def run_turn(parts: TurnParts, req: TurnRequest) -> TurnResult:
             return await _announced(parts, req)
     finally:
         parts.control.end()
+        parts.compactor.release_queued()  # compressions asked for after the last boundary run on their own
 
 
 async def _announced(parts: TurnParts, req: TurnRequest) -> TurnResult:
@@ -82,7 +83,6 @@ async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await finalize(parts, turn, Ending(ExitReason.CANCELLED))
-        parts.compactor.cancel_queued()
         raise
     await finalize(parts, turn, ending)
     await parts.compactor.run_queued()  # asked for during the turn, after its last model call

@@ -20,12 +20,15 @@ def _parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="agentls acp", description="Serve the Agent Client Protocol on stdio.")
     add_log_options(p)
+    p.add_argument("--max-message-bytes", type=int, default=None,
+                   help="the largest line (one JSON-RPC message) accepted, in bytes (default 32 MiB); a longer "
+                        "one is skipped and answered with an error")
     return p
 
 
-async def serve(in_fd: int, out_fd: int) -> int:
+async def serve(in_fd: int, out_fd: int, max_line_bytes: int | None = None) -> int:
     from agentls.server.acp.capabilities import ClientState, initialize_result, is_initialize_request
-    from agentls.server.acp.stdio import LineTransport, open_streams
+    from agentls.server.acp.stdio import DEFAULT_MAX_LINE_BYTES, LineTransport, open_streams
 
     state = ClientState()
     try:
@@ -33,7 +36,8 @@ async def serve(in_fd: int, out_fd: int) -> int:
     except ValueError as exc:  # stdin/stdout is a regular file, not a pipe, socket or terminal
         print(f"agentls acp: {exc}; run it from an editor, which talks to it through pipes", file=sys.stderr)
         return 2
-    transport = LineTransport(reader, writer, observe=state.observe)
+    transport = LineTransport(reader, writer, observe=state.observe,
+                              max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     first = await transport.receive()
     if first is None:
         return 0
@@ -58,6 +62,6 @@ def main(argv: list[str]) -> int:
     in_fd, out_fd = claim_stdio()
     setup_logging(ns.log_file, ns.log_level)
     try:
-        return asyncio.run(serve(in_fd, out_fd))
+        return asyncio.run(serve(in_fd, out_fd, ns.max_message_bytes))
     except KeyboardInterrupt:
         return 130

@@ -185,6 +185,13 @@ async def run(transport: LineTransport, state: ClientState) -> None:
 
     log.debug("the ACP SDK and the core are loaded")
     agent = AgentlsAcp(transport, state)
+
+    async def end_turns() -> None:  # end of input: turns end, so the prompts still running are answered
+        if agent._sessions is not None:
+            for session in agent.sessions.live():
+                runtime_turns.cancel(session)
+
+    transport.on_eof = end_turns
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     if main is not None:

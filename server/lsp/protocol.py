@@ -44,6 +44,14 @@ log = logging.getLogger("agentls.lsp.protocol")
 RAW_METHODS = frozenset({types.WORKSPACE_EXECUTE_COMMAND})
 
 
+def is_notification(method: str) -> bool:
+    """An LSP notification method (``initialized``, ``textDocument/didOpen``, any ``$/...``)."""
+    if method.startswith("$/"):
+        return True
+    kinds = types.METHOD_TO_TYPES.get(method)
+    return kinds is not None and kinds[1] is None and kinds[0].__name__.endswith("Notification")
+
+
 def is_raw(method: Any) -> TypeGuard[str]:
     return isinstance(method, str) and (method.startswith("agent/") or method in RAW_METHODS)
 
@@ -141,6 +149,10 @@ class AgentProtocol(LanguageServerProtocol):
         is_request = "id" in data and method is not None
         if method == types.INITIALIZE and is_request:
             self._reply_error(data["id"], -32600, "the server is already initialized")
+            return
+        if is_request and isinstance(method, str) and is_notification(method):
+            self._reply_error(data["id"], -32600, f"'{method[:200]}' is a notification: send it without an 'id'. "
+                                                  "It was not handled")
             return
         if self.shutdown_requested and method != types.EXIT:
             if is_request:
