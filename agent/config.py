@@ -153,11 +153,16 @@ def _untrusted(values: Mapping[str, Any], current: Settings, source: str,
             dropped.append(f"{key} = {value!r} (less strict than {current.approval!r})")
             continue
         kept[key] = value
-    if dropped:
-        note = (f"{source}: ignored {', '.join(dropped)}: a workspace file may not set these; put them in your user "
-                f"config ({user_config_path()}) or set trust_workspace_config = true there")
-        object.__setattr__(current, "warnings", (*current.warnings, note))
+    _warn_ignored(current, source, dropped, f"a workspace file may not set these; put them in your user config "
+                  f"({user_config_path()}) or set trust_workspace_config = true there")
     return kept
+
+
+def _warn_ignored(current: Settings, source: str, dropped: list[str], why: str) -> None:
+    """One warning on ``current`` for the workspace values that were dropped, saying why."""
+    if dropped:
+        note = f"{source}: ignored {', '.join(dropped)}: {why}"
+        object.__setattr__(current, "warnings", (*current.warnings, note))
 
 
 def _sandbox_tightened(values: Mapping[str, Any], current: Settings, source: str,
@@ -176,10 +181,8 @@ def _sandbox_tightened(values: Mapping[str, Any], current: Settings, source: str
                 dropped.append(f"{key} = {value!r}")
                 continue
         kept[key] = value
-    if dropped:
-        note = (f"{source}: ignored {', '.join(dropped)}: a workspace file may tighten the sandbox, never loosen it; "
-                f"set these in your user config ({user_config_path()}) or the editor's settings")
-        object.__setattr__(current, "warnings", (*current.warnings, note))
+    _warn_ignored(current, source, dropped, f"a workspace file may tighten the sandbox, never loosen it; set these "
+                  f"in your user config ({user_config_path()}) or the editor's settings")
     return kept
 
 
