@@ -89,10 +89,17 @@ async def test_bad_numbers_are_reported_and_the_server_goes_on(editor: Editor, s
     keys = [*bad, "terminalTimeout", "maxRetries"]
     await until(lambda: len(editor.messages) >= len(keys), what="one message per bad setting")
     errors = [m.message for m in editor.messages if m.type == types.MessageType.Error]
+    def whole_texts() -> list[str]:  # a status line cut short says "(more in the log)": the log has it whole
+        return [m for m in errors if "(more in the log)" not in m] + [m.message for m in editor.log_messages]
+
+    await until(lambda: all(any(f"{k!r}" in m for m in whole_texts()) for k in keys), what="each whole text")
+    logged = whole_texts()
     for key in keys:
-        [message] = [m for m in errors if f"{key!r}" in m]
-        assert "(default: " in message and "\n" not in message and "9" * 50 not in message, message
+        [message] = [m for m in errors if f"{key!r}" in m]  # the status line: one short line
+        assert "\n" not in message and "9" * 50 not in message, message
         assert ("initializationOptions" in message) == (key in bad), message
+        whole = next(m for m in logged if f"{key!r}" in m)  # the whole text, with the default
+        assert "(default: " in whole and "9" * 50 not in whole, whole
     sid = await new_session(editor)
     srv.push(text("still works"))
     assert (await request(editor, "agent/turn", {"sessionId": sid, "prompt": "hi"}))["finalResponse"] == "still works"
