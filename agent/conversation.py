@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from agentls.agent.call_ids import CallIds
 from agentls.agent.transcript import repair, violations
 from agentls.agent.types import Message
 
@@ -39,6 +40,7 @@ class Conversation:
         self._session_row = False
         self._persisted = 0  # messages[:_persisted] are in the store
         self._needs_rewrite = False
+        self.call_ids = CallIds()  # tool-call ids unique in the session; the provider's own kept for it
         self._notes: list[str] = []
         self._revision: tuple[int, int] = (0, 0)  # the store's revision of the session as last seen here
 

@@ -74,6 +74,8 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         message = response.message
         calls = message.get("tool_calls") or []
         if calls:
+            message = conversation.call_ids.assign(message, messages)  # unique in the session (agent/call_ids.py)
+            calls = message.get("tool_calls") or []
             if partial is not None:  # a continuation that turned into tool calls keeps the text before them
                 message = {**message, "content": partial + (text_of(message) or "")}
                 partial = None
