@@ -120,7 +120,7 @@ class ToolRunner:
     async def ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
                              key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:
         """None when the action may go ahead, else the refusal as the model should read it."""
-        what = "edit" if action == "edit" else "command"
+        what = {"edit": "edit", "fetch": "fetch"}.get(action, "command")
         outside = action == "unsandboxed"  # a rerun outside the OS sandbox, after it denied the command
         decision = self.policy.decide(action, key, dangerous)
         if decision == "allow":
@@ -155,4 +155,4 @@ class ToolRunner:
             return None
         if outside:
             return "error: the user declined to run it outside the sandbox; it was not run again"
-        return "error: the user rejected this edit" if action == "edit" else "error: the user rejected this command"
+        return f"error: the user rejected this {what}"

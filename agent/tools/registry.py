@@ -6,12 +6,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentls.agent.tools.base import Tool
+from agentls.agent.tools.fetch import FETCH_URL
 from agentls.agent.tools.files import EDIT_FILE, READ_FILE, WRITE_FILE
 from agentls.agent.tools.listing import LIST_DIR, SEARCH_FILES
 from agentls.agent.tools.terminal import TERMINAL
 from agentls.agent.tools.todo import TODO
 
-BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, SEARCH_FILES, TERMINAL, TODO)
+BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, SEARCH_FILES, TERMINAL, FETCH_URL,
+                                   TODO)
 
 
 class ToolRegistry:
