@@ -9,6 +9,7 @@ Paths given to a host are absolute and already confined to ``root`` by the calle
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -124,4 +125,31 @@ class Host(Protocol):
 
     async def release(self, task_id: str | None = None) -> None:
         """Release terminals owned by ``task_id`` (all of them when None)."""
+        ...
+
+
+DiagnosticSeverity = Literal["error", "warning", "information", "hint"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem the editor shows in a file (from its language servers and linters)."""
+
+    path: Path
+    line: int  # 1-based
+    column: int  # 1-based, UTF-16 code units as the editor counts them
+    severity: DiagnosticSeverity
+    message: str
+    source: str | None = None  # "Pylance", "eslint"...
+    code: str | None = None
+
+
+@runtime_checkable
+class DiagnosticsHost(Protocol):
+    """The optional part of a host that can say what problems the editor sees (agent/diagnostics.py)."""
+
+    async def diagnostics(self, paths: Sequence[Path], *, settle: bool) -> dict[Path, list[Diagnostic]] | None:
+        """The editor's current problems in ``paths`` (absolute, confined), or None when the editor cannot
+        tell (no client answers). ``settle``: a file was just edited, so let its language servers catch
+        up briefly before answering."""
         ...

@@ -56,6 +56,7 @@ class ToolRunner:
         self._sandbox = sandbox
         self._hints: HintTracker | None = None
         self._secret_env: tuple[str, ...] | None = None  # read once per turn
+        self._edited: list[Path] = []  # the files this turn's edits changed (the diagnostics tool reads it)
 
     def open(self, messages: Iterable[Message]) -> None:
         """Subdirectory hints already shown in a resumed transcript are not shown again."""
@@ -66,6 +67,7 @@ class ToolRunner:
 
     def start_turn(self) -> None:
         self._secret_env = None
+        self._edited = []
 
     @property
     def output_limit(self) -> int:
@@ -89,7 +91,7 @@ class ToolRunner:
                            tool_call_id=tool_call_id, settings_terminal_timeout=self._terminal_timeout,
                            output_limit=self.output_limit, ask_permission=ask, checkpoint=self._checkpoints.save,
                            send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
-                           sandbox=self._sandbox)
+                           sandbox=self._sandbox, edited=self._edited)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None) -> ToolOutput:
         """The tool's output; a failure, a crash or its time limit is an error output, never an exception

@@ -46,6 +46,8 @@ class ToolContext:
     secret_env: tuple[str, ...] = ()
     # The session's OS sandbox for commands (None: commands run unconfined).
     sandbox: CommandSandbox | None = None
+    # The files this turn's edits changed (shared by the turn's tool calls; the diagnostics tool reads it).
+    edited: list[Path] = field(default_factory=list)
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

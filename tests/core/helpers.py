@@ -19,8 +19,8 @@ from agentls.agent.transcript import violations
 # For tests that read a command's pid from `echo $$`: the sandbox's PID namespace renumbers it.
 UNSANDBOXED = SandboxConfig(mode="off")
 
-BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "list_dir", "search_files", "terminal", "fetch_url",
-                 "todo"]
+BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "list_dir", "search_files", "terminal", "diagnostics",
+                 "fetch_url", "todo"]
 
 
 def check(result: TurnResult) -> TurnResult:
