@@ -178,6 +178,7 @@ export const Methods = {
   terminalWaitForExit: 'agent/terminal/waitForExit',
   terminalKill: 'agent/terminal/kill',
   terminalRelease: 'agent/terminal/release',
+  diagnostics: 'agent/diagnostics',
 } as const;
 
 /** Concatenate the text of a content block list (non-text blocks are skipped). */

@@ -133,8 +133,8 @@ export const RESTART_KEYS = [
 ];
 
 /** `capabilities.experimental.agent` as docs/protocol.md defines it. */
-export function agentClientCapability(): { terminal: boolean; permissions: boolean; updates: boolean } {
-  return { terminal: true, permissions: true, updates: true };
+export function agentClientCapability(): { terminal: boolean; permissions: boolean; updates: boolean; diagnostics: boolean } {
+  return { terminal: true, permissions: true, updates: true, diagnostics: true };
 }
 
 /** Merge the agent capability into client capabilities without clobbering other experimental keys. */

@@ -11,10 +11,13 @@ import type { ToExtension, ToWebview } from '../protocol';
 import { basename, clip, compactionHtml, exitLabel, noticeHtml, permissionHtml, PLAN_ICON, thoughtHtml, toolHtml, userHtml } from './cards';
 import { icon } from './icons';
 import { escapeHtml, renderMarkdown } from './markdown';
+import { MentionMenu } from './mentions';
 import { ChatModel, formatTokens, relativeTime, usagePercent, type Item } from './state';
 
 export interface PersistedState {
   draft?: string;
+  /** Send the active file and selection with each prompt (the composer's toggle). */
+  includeContext?: boolean;
 }
 
 export interface ChatAppOptions {
@@ -60,6 +63,10 @@ export class ChatApp {
   private readonly compactInput: HTMLInputElement;
   private readonly runningEl: HTMLElement;
   private readonly workingEl: HTMLElement;
+  private readonly contextBtn: HTMLButtonElement;
+  private readonly mentions: MentionMenu;
+  private includeContext = false;
+  private contextLabel: string | null = null;
 
   constructor(
     private readonly root: HTMLElement,
@@ -110,11 +117,13 @@ export class ChatApp {
     </div>
     <div class="input-wrap">
       <textarea class="prompt" rows="1" placeholder="Ask agentls…" aria-label="Prompt"></textarea>
+      <ul class="mention-menu" role="listbox" aria-label="Files" hidden></ul>
     </div>
     <div class="composer-bar">
       <div class="bar-left">
         <button class="ghost-btn" type="button" data-action="compact" title="Compact the context (summarize older messages)">${icon('compact')}<span>Compact</span></button>
         <button class="ghost-btn" type="button" data-action="undo" title="Undo the last turn's file edits">${icon('undo')}<span>Undo</span></button>
+        <button class="ghost-btn context-toggle" type="button" data-action="toggleContext" aria-pressed="false">${icon('read')}<span class="context-label">No active file</span></button>
       </div>
       <div class="bar-right">
         <span class="running" hidden><span class="pulse"></span>Working</span>
@@ -150,7 +159,12 @@ export class ChatApp {
     this.workingEl.hidden = true;
     this.transcript.appendChild(this.workingEl);
 
-    const draft = options.getState?.()?.draft;
+    this.contextBtn = q('[data-action="toggleContext"]');
+    this.mentions = new MentionMenu(this.input, q('.mention-menu'), (m) => this.post(m));
+    const saved = options.getState?.();
+    const draft = saved?.draft;
+    this.includeContext = saved?.includeContext === true;
+    this.renderContextToggle();
     if (draft) this.input.value = draft;
     this.bindEvents();
     this.renderComposer();
@@ -168,6 +182,11 @@ export class ChatApp {
       this.input.focus();
     }
     if (msg.type === 'sessions') this.sessionsPanel.hidden = false;
+    if (msg.type === 'editorContext') {
+      this.contextLabel = msg.label;
+      this.renderContextToggle();
+    }
+    if (msg.type === 'mentionResults') this.mentions.results(msg.query, msg.items);
     if (this.options.sync) this.render();
     else this.schedule();
   }
@@ -377,12 +396,34 @@ export class ChatApp {
 
   // ---- events ----------------------------------------------------------------
 
+  private persist(draft: string): void {
+    this.options.setState?.({ draft, includeContext: this.includeContext });
+  }
+
+  private renderContextToggle(): void {
+    const on = this.includeContext;
+    this.contextBtn.setAttribute('aria-pressed', String(on));
+    this.contextBtn.classList.toggle('on', on);
+    const label = this.contextLabel ?? 'No active file';
+    (this.contextBtn.querySelector('.context-label') as HTMLElement).textContent = label;
+    this.contextBtn.title = on
+      ? `Sending the active file and selection with each prompt (${label}). Click to stop.`
+      : 'Send the active file and selection with each prompt';
+  }
+
   private send(): void {
     const text = this.input.value.trim();
     if (!text) return;
-    this.post(this.model.running ? { type: 'steer', text } : { type: 'prompt', text });
+    const mentions = this.mentions.take();
+    if (this.model.running) this.post({ type: 'steer', text });
+    else {
+      const msg: ToExtension = { type: 'prompt', text };
+      if (this.includeContext) msg.context = true;
+      if (mentions.length) msg.mentions = mentions;
+      this.post(msg);
+    }
     this.input.value = '';
-    this.options.setState?.({ draft: '' });
+    this.persist('');
     this.autoGrow();
     this.forceScroll = true;
     this.renderComposer();
@@ -414,7 +455,7 @@ export class ChatApp {
     this.input.addEventListener('input', () => {
       this.autoGrow();
       this.renderComposer();
-      this.options.setState?.({ draft: this.input.value });
+      this.persist(this.input.value);
     });
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !e.altKey) {
@@ -534,6 +575,11 @@ export class ChatApp {
         break;
       case 'undo':
         this.post({ type: 'undo' });
+        break;
+      case 'toggleContext':
+        this.includeContext = !this.includeContext;
+        this.renderContextToggle();
+        this.persist(this.input.value);
         break;
       case 'newSession':
         this.sessionsPanel.hidden = true;

@@ -60,10 +60,10 @@ describe('settings → initializationOptions', () => {
   it('declares the agent capability without clobbering others', () => {
     const caps: { experimental?: unknown } = { experimental: { other: 1 } };
     fillAgentCapabilities(caps);
-    assert.deepEqual(caps.experimental, { other: 1, agent: { terminal: true, permissions: true, updates: true } });
+    assert.deepEqual(caps.experimental, { other: 1, agent: { terminal: true, permissions: true, updates: true, diagnostics: true } });
     const empty: { experimental?: unknown } = {};
     fillAgentCapabilities(empty);
-    assert.deepEqual(empty.experimental, { agent: { terminal: true, permissions: true, updates: true } });
+    assert.deepEqual(empty.experimental, { agent: { terminal: true, permissions: true, updates: true, diagnostics: true } });
   });
 
   it('builds the server command', () => {
