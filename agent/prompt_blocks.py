@@ -118,9 +118,13 @@ async def inline_links(prompt: Any, read: LinkReader) -> Any:
     return out
 
 
+MAX_LINK_LINES = 5000  # lines of a mentioned file read (through the editor, bounded like read_file)
+MAX_LINK_LINE_CHARS = 2000
+
+
 def host_reader(host: Host, root: Path) -> LinkReader:
-    """Reads ``file://`` links inside ``root`` through ``host`` (the editor's buffer or its file system
-    where the face has them, else the disk)."""
+    """Reads ``file://`` links inside ``root`` through ``host``: the editor's buffer or file system where the
+    face has them (``fs/read_text_file`` with a line limit on ACP), else the disk; at most ``MAX_LINK_LINES``."""
     from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 
     async def read(uri: str) -> str:
@@ -132,15 +136,18 @@ def host_reader(host: Host, root: Path) -> LinkReader:
         except OutsideWorkspace:
             raise ValueError("the file is outside the session's workspace") from None
         try:
-            text = await host.read_text(path)
+            window = await host.read_window(path, 1, MAX_LINK_LINES, MAX_LINK_LINE_CHARS)
         except FileNotFoundError:
             raise ValueError("there is no such file") from None
         except IsADirectoryError:
             raise ValueError("it is a directory") from None
         except UnicodeDecodeError:
             raise ValueError("it is not a UTF-8 text file") from None
-        if "\x00" in text[:8192]:
+        if window.binary or any("\x00" in line for line in window.lines[:200]):
             raise ValueError("it is a binary file")
+        text = "\n".join(window.lines) + ("\n" if window.lines else "")
+        if window.more:
+            text += f"[... the file goes on after line {window.offset + len(window.lines) - 1}; read it for the rest]"
         return text
 
     return read

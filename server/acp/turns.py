@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from agentls.agent.prompt_blocks import PromptError
+from agentls.agent.prompt_blocks import PromptError, host_reader, inline_links
 from agentls.agent.result import ExitReason, TurnResult
 from agentls.server.acp import lifecycle
 from agentls.server.acp.errors import auth_required, internal, invalid_params
@@ -74,6 +74,8 @@ def _reason(run: TurnRun) -> str:
 
 async def prompt(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, content: Any) -> str:
     try:
+        agent = await sessions.agent(session)
+        content = await inline_links(content, host_reader(agent.host, agent.root))  # @-mentions, through the editor
         run = await turns.run(sessions, session, content, hooks=AcpHooks(session, sink))
     except NoModel as exc:
         raise auth_required(lifecycle.NO_MODEL, str(exc)) from None

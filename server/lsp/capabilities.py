@@ -51,6 +51,7 @@ class ClientFeatures:
     terminal: bool = False
     permissions: bool = False
     updates: bool = False
+    diagnostics: bool = False  # the client answers agent/diagnostics
     apply_edit: bool = False
     document_changes: bool = False
     create_files: bool = False
@@ -73,6 +74,7 @@ class ClientFeatures:
             terminal=bool(agent and agent.get("terminal") is True),
             permissions=bool(agent and agent.get("permissions") is True),
             updates=bool(agent and agent.get("updates") is True),
+            diagnostics=bool(agent and agent.get("diagnostics") is True),
             apply_edit=nested(capabilities, "workspace", "applyEdit") is True,
             document_changes=document_changes,
             create_files=document_changes and "create" in operations,

@@ -18,6 +18,7 @@ from agentls.server.runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
     from agentls.server.lsp.server import AgentServer
+    from agentls.server.runtime.live import LiveSession
 
 
 async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession") -> dict[str, Any]:
@@ -34,7 +35,27 @@ async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_ans
     task_id = p.optional_string("taskId", limit=200)
     token = p.token()
     session = await lookup.session(ls, session_id, where)
+    prompt = await _with_editor(ls, p, session, prompt)
     return await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
+
+
+async def _with_editor(ls: AgentServer, p: Params, session: LiveSession, prompt: Any) -> Any:
+    """The prompt with the editor's ``context`` (active file, selection) as a block, and its
+    ``resource_link``s read through the editor's buffers (agent/editor_context.py, agent/prompt_blocks.py)."""
+    from agentls.agent.editor_context import ContextError, render, with_context
+    from agentls.agent.prompt_blocks import host_reader, inline_links
+    from agentls.server.runtime.registry import NoModel
+
+    try:
+        block = render(p.raw.get("context"), session.cwd)
+    except ContextError as exc:
+        raise p.invalid(str(exc)) from None
+    prompt = with_context(prompt, block)
+    try:
+        agent = await ls.sessions.agent(session)
+    except NoModel:  # the turn says so, with the ways forward
+        return prompt
+    return await inline_links(prompt, host_reader(agent.host, agent.root))
 
 
 async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[str, Any]:
