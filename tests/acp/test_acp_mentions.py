@@ -38,13 +38,13 @@ async def test_a_mentioned_file_reaches_the_model_through_the_editor(frames_ok: 
     assert response.stop_reason == "end_turn"
     sent = scripted.requests[-1].last_user_text or ""
     assert f'<resource uri="{notes.as_uri()}">\n# Notes\n- unsaved in the editor\n' in sent
-    assert "line 4999\n" in sent and "line 5000\n" not in sent  # 5,000 lines asked of the editor
+    assert "line 4999\n[... the file goes on after line 5000" in sent and "line 5000\n" not in sent
     assert 'name="secret.txt">(not read: the file is outside the session\'s workspace)' in sent
     assert "do not read" not in sent
     assert 'name="missing.md">(not read: there is no such file)' in sent
     reads = [p for m, p in agent.client.calls if m == "fs/read_text_file"]
     assert {r["path"] for r in reads} >= {str(notes.resolve()), str(big.resolve())}
-    assert all(r["limit"] == 5000 for r in reads)
+    assert all(r["line"] == 1 and r["limit"] <= 5001 for r in reads)  # bounded, asked of the editor
 
 
 async def test_tool_call_ids_stay_unique_across_turns(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:

@@ -90,6 +90,7 @@ def test_strip_leaves_other_text_alone() -> None:
 
 async def test_mentioned_files_are_read_through_the_host_and_bounded(workspace: Path, tmp_path: Path) -> None:
     (workspace / "big.txt").write_text("line\n" * 40_000)
+    (workspace / "wide.txt").write_text(("x" * 99 + "\n") * 3000)
     (workspace / "blob.bin").write_bytes(b"\x00\x01binary")
     (tmp_path / "secret.txt").write_text("outside")
     read = host_reader(DiskHost(workspace), workspace)
@@ -99,13 +100,14 @@ async def test_mentioned_files_are_read_through_the_host_and_bounded(workspace: 
         return {"type": "resource_link", "uri": uri, "name": str(path).rsplit("/", 1)[-1]}
 
     prompt = [{"type": "text", "text": "compare these"}, link(workspace / "src/util.py"), link(workspace / "big.txt"),
-              link(workspace / "missing.py"), link(tmp_path / "secret.txt"), link(workspace / "blob.bin"),
+              link(workspace / "wide.txt"), link(workspace / "missing.py"), link(tmp_path / "secret.txt"), link(workspace / "blob.bin"),
               link(workspace / "src"), link("https://example.com/x")]
     content = normalize_prompt(await inline_links(prompt, read))
     assert isinstance(content, str)
     assert f'<resource uri="{(workspace / "src/util.py").as_uri()}">\ndef helper():\n    return 42\n\n</resource>' \
         in content
-    assert "more characters (200,000 in all) are not shown; read the file for the rest]" in content
+    assert "line\n[... the file goes on after line 5000; read it for the rest]\n</resource>" in content
+    assert "more characters (300,000 in all) are not shown; read the file for the rest]" in content
     assert 'name="missing.py">(not read: there is no such file)</resource_link>' in content
     assert 'name="secret.txt">(not read: the file is outside the session\'s workspace)' in content
     assert "outside\n" not in content
