@@ -123,11 +123,11 @@ export class ChatController {
 
   /** Everything a freshly loaded webview needs, in order. */
   snapshot(): ToWebview[] {
-    const out: ToWebview[] = [this.status, this.contextLabel];
+    const out: ToWebview[] = [this.status];
     if (this.history.length === 0 || this.history[0]!.type !== 'reset') {
       out.push({ type: 'reset', sessionId: this.sessionId, title: this.title });
     }
-    out.push(...this.history, ...this.terminalSnapshots.values(), { type: 'turnState', running: this.running });
+    out.push(...this.history, ...this.terminalSnapshots.values(), this.contextLabel, { type: 'turnState', running: this.running });
     return out;
   }
 
