@@ -24,15 +24,18 @@ def is_text(content_type: str) -> bool:
             or content_type.endswith(("+json", "+xml")))
 
 
-def network_refusal(ctx: ToolContext) -> str | None:
-    """Why the session may not use the network, or None. The hook for the command sandbox: when its
-    network is off (``sandbox_network = "off"``), fetch_url is refused as curl in a command would be."""
-    sandbox = getattr(ctx, "sandbox", None)
-    config = getattr(sandbox, "config", None)
-    if config is None or getattr(config, "mode", "off") == "off" or getattr(config, "network", True):
+async def network_refusal(ctx: ToolContext) -> str | None:
+    """Why this session may not use the network, or None: the command sandbox is in force with its network
+    off (``sandbox_network = "off"``), so fetch_url is refused as ``curl`` in a command would be. Where no
+    sandbox confines commands (``sandbox = "off"``, or ``auto`` with no mechanism here, or one that cannot
+    block the network), commands reach the network anyway, and so does fetch_url."""
+    sandbox = ctx.sandbox
+    if sandbox is None or sandbox.config.network or sandbox.config.mode == "off":
         return None
-    return ("error: the network is off for this session (the sandbox setting sandbox_network is \"off\"), so "
-            "fetch_url cannot read web pages. The user can allow it with sandbox_network = \"on\".")
+    if sandbox.config.mode != "strict" and not (await sandbox.status()).get("networkConfined"):
+        return None
+    return ("error: the network is off for this session (the command sandbox is on with sandbox_network = "
+            "\"off\"), so fetch_url cannot read web pages. The user can allow it with sandbox_network = \"on\".")
 
 
 def _decode(page: Page) -> str:
@@ -91,7 +94,7 @@ def make_fetch_tool(limits: FetchLimits | None = None) -> Tool:
             raise ToolFailure("a non-empty 'url' is required")
         url = url.strip()
         window = _window(args)
-        refusal = network_refusal(ctx)
+        refusal = await network_refusal(ctx)
         if refusal:
             return ToolOutput(refusal, is_error=True)
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from agentls.agent.scripted import ScriptedServer, call, text, tools
-from agentls.agent.tools.fetch import make_fetch_tool, network_refusal
+from agentls.agent.sandbox.detect import detect
+from agentls.agent.sandbox.policy import SandboxConfig
+from agentls.agent.tools.fetch import make_fetch_tool
 from agentls.agent.tools.registry import BUILTIN_TOOLS
 from agentls.agent.web.address import why_private
 from agentls.agent.web.fetch import FetchLimits
@@ -45,6 +46,7 @@ async def _fetch(make_agent: AgentFactory, srv: ScriptedServer, *args: dict[str,
     for a in args:
         srv.push(tools(call("fetch_url", a)))
     srv.push(text("read"))
+    kw.setdefault("sandbox", SandboxConfig(network=True))  # the sandbox's own switch: its test below
     agent = make_agent(approval=approval, tools=_tools(**(limits or {})), **kw)
     return tool_msgs(check(await agent.run_conversation("read the page")))
 
@@ -237,28 +239,22 @@ async def test_a_client_that_cannot_ask_gets_no_fetch_in_ask_mode(
     assert web.seen == []
 
 
-@dataclass
-class _Sandbox:
-    @dataclass
-    class Config:
-        mode: str
-        network: bool
-
-    config: Config
-
-
-def test_the_sandbox_network_switch_refuses_fetches() -> None:
-    class Ctx:
-        sandbox: object = None
-
-    ctx: Any = Ctx()
-    assert network_refusal(ctx) is None  # no sandbox: no refusal
-    ctx.sandbox = _Sandbox(_Sandbox.Config("auto", network=True))
-    assert network_refusal(ctx) is None
-    ctx.sandbox = _Sandbox(_Sandbox.Config("off", network=False))
-    assert network_refusal(ctx) is None
-    ctx.sandbox = _Sandbox(_Sandbox.Config("auto", network=False))
-    assert "sandbox_network" in (network_refusal(ctx) or "")
+async def test_the_sandbox_network_switch_refuses_fetches(
+        make_agent: AgentFactory, srv: ScriptedServer, web: WebServer) -> None:
+    """With the command sandbox in force and its network off, fetch_url is refused like curl would be;
+    with the network on, or no sandbox, it fetches."""
+    web.routes["/notes"] = page(ARTICLE)
+    found = await detect()
+    confined = found.mechanism is not None and found.network_confined
+    strict = (await _fetch(make_agent, srv, {"url": web.url("/notes")},
+                           sandbox=SandboxConfig(mode="strict", network=False)))[0]["content"]
+    assert strict.startswith("error: the network is off for this session")
+    assert "sandbox_network = \"on\"" in strict
+    auto = (await _fetch(make_agent, srv, {"url": web.url("/notes")}, sandbox=SandboxConfig()))[0]["content"]
+    assert auto.startswith("error: the network is off") == confined, (auto, found)
+    for config in (SandboxConfig(mode="off"), SandboxConfig(mode="strict", network=True)):
+        fetched = (await _fetch(make_agent, srv, {"url": web.url("/notes")}, sandbox=config))[0]["content"]
+        assert "# Release notes" in fetched, config
 
 
 @pytest.mark.parametrize("address, private", [
