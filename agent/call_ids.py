@@ -90,12 +90,13 @@ class CallIds:
         meta[META_KEY] = {**(meta.get(META_KEY) or {}), **renames}
         return cast(Message, {**message, "tool_calls": fixed, "meta": meta})
 
-    def for_provider(self, messages: list[Message]) -> list[Message]:
-        """``messages`` with each renamed call's provider id back in place (in its call and in its result).
-        The same list when the session never renamed an id; copies are made once per message and reused,
-        so the encoders' per-message caches keep working."""
+    def for_provider(self, messages: list[Message], history: Sequence[Message] | None = None) -> list[Message]:
+        """``messages`` (a view of ``history``, the stored transcript) with each renamed call's provider id
+        back in place (in its call and in its result). The same list when the session never renamed an id;
+        copies are made once per message and reused, so the encoders' per-message caches keep working."""
         if not self._renamed:
-            self._sync(messages)  # a resumed session may carry renames from an earlier process
+            # A resumed session may carry renames from an earlier process; only new messages are looked at.
+            self._sync(messages if history is None else history)
             if not self._renamed:
                 return messages
         out: list[Message] = []

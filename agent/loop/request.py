@@ -40,6 +40,6 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
            extra_messages: list[Message] | None = None) -> Prompt:
     conversation = parts.conversation
     return Prompt(system=conversation.system_prompt or "",
-                  messages=conversation.call_ids.for_provider(view(conversation.messages, turn, extra_user,
-                                                                   extra_messages)),
+                  messages=conversation.call_ids.for_provider(
+                      view(conversation.messages, turn, extra_user, extra_messages), conversation.messages),
                   tools=parts.registry.schemas() if tools else ())
