@@ -46,7 +46,7 @@ def decision_from(answer: Any, request: PermissionRequest) -> PermissionDecision
 
 
 def _prompt(request: PermissionRequest) -> str:
-    verb = {"execute": "run a command", "edit": "edit a file"}.get(request.kind, request.kind)
+    verb = {"execute": "run a command", "edit": "edit a file"}.get(request.kind, "call a tool")
     danger = request.raw_input.get("danger")
     warning = f" Warning: {danger}." if isinstance(danger, str) else ""
     return f"agentls wants to {verb}: {request.title}.{warning}"
