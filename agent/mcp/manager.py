@@ -48,8 +48,8 @@ logging.getLogger("mcp.client.stdio").addFilter(_quiet)
 
 
 def _import_sdk() -> None:
-    import mcp.client.client  # noqa: F401
-    import mcp.client.sse  # noqa: F401
+    import mcp.client.client
+    import mcp.client.sse
     import mcp.client.stdio  # noqa: F401
 
 
@@ -64,7 +64,7 @@ class McpManager:
         self._tg: Any = None
         self._task: asyncio.Task[None] | None = None
         self._closing = anyio.Event()
-        self._started = asyncio.Event()
+        self._change = anyio.Event()  # set (and replaced) on every state change
         self.closed = False
 
     # ----- lifecycle -------------------------------------------------------------------------
@@ -84,7 +84,6 @@ class McpManager:
             return
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            self._started.set()
             for conn in self.connections:
                 conn.prepare()
                 tg.start_soon(conn.run)
@@ -121,8 +120,11 @@ class McpManager:
         """Until no server is still starting (``agentls run`` waits for this before its one turn)."""
         limit = timeout if timeout is not None else max((c.spec.start_timeout for c in self.connections), default=0)
         with anyio.move_on_after(limit + 2):
-            while any(c.state == "starting" for c in self.connections) and not self.closed:
-                await anyio.sleep(0.02)
+            while True:
+                change = self._change
+                if self.closed or not any(c.state == "starting" for c in self.connections):
+                    return
+                await change.wait()
 
     # ----- what the faces read ---------------------------------------------------------------
     def connection(self, name: str) -> ServerConnection | None:
@@ -137,6 +139,8 @@ class McpManager:
         return out
 
     def _changed(self, conn: ServerConnection, what: str) -> None:
+        change, self._change = self._change, anyio.Event()
+        change.set()
         if what in ("ready", "tools", "crashed", "failed", "stopped", "starting"):
             self._sync_tools()
         for listener in list(self.listeners):

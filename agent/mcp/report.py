@@ -8,14 +8,18 @@ if TYPE_CHECKING:
     from agentls.agent.mcp.manager import McpManager
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 def status_lines(manager: McpManager | None) -> list[str]:
     if manager is None or (not manager.connections and not manager.problems):
         return ["MCP servers: none configured."]
     lines = [f"MCP servers ({len(manager.connections)}):"]
     for item in manager.status():
-        tools = f"{item['toolCount']} tool{'s' if item['toolCount'] != 1 else ''}"
-        extra = [f"{item['promptCount']} prompts" if item["promptCount"] else "",
-                 f"{item['resourceCount']} resources" if item["resourceCount"] else "",
+        tools = _count(item["toolCount"], "tool")
+        extra = [_count(item["promptCount"], "prompt") if item["promptCount"] else "",
+                 _count(item["resourceCount"], "resource") if item["resourceCount"] else "",
                  f"restarted {item['restarts']}×" if item["restarts"] else ""]
         line = f"- `{item['name']}` ({item['transport']}): {item['state']}, {', '.join([tools, *filter(None, extra)])}"
         if item["lastError"] and item["state"] != "ready":

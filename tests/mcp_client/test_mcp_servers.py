@@ -14,7 +14,6 @@ from typing import Any
 import anyio
 import pytest
 
-from agentls.agent.host import Host
 from agentls.agent.mcp.manager import McpManager
 from agentls.agent.mcp.spec import parse_servers, with_cwd
 from agentls.agent.tools.base import ToolContext, ToolOutput
@@ -221,8 +220,8 @@ async def test_filesystem_server_is_confined_to_its_directory(tmp_path: Path) ->
 @asynccontextmanager
 async def http_server(exe: str, transport: str) -> AsyncIterator[str]:
     port = free_port()
-    proc = subprocess.Popen([exe, transport], env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    proc = await anyio.open_process([exe, transport], env={**os.environ, "PORT": str(port)},
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         import socket
 
@@ -236,7 +235,8 @@ async def http_server(exe: str, transport: str) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
-        proc.wait(10)
+        with anyio.fail_after(10):
+            await proc.wait()
 
 
 @pytest.mark.parametrize(("transport", "path", "kind"), [("streamableHttp", "/mcp", "http"), ("sse", "/sse", "sse")])
