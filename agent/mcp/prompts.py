@@ -1,9 +1,9 @@
 """MCP prompts as slash commands: ``/<prompt> <arguments>`` expands into the prompt's messages.
 
 A prompt is named by its own name (``/review``), or ``/<server>:<prompt>`` when that name is taken (by a
-built-in command or another server's prompt). Arguments: with one argument, all the text after the
-command; with several, ``name=value`` words (quote values with spaces), and bare words fill the
-arguments in their declared order.
+built-in command or another server's prompt). Arguments: text without ``name=value`` words is all of the
+one argument (or of the one required argument); otherwise ``name=value`` words (quote values with spaces)
+set arguments by name, and bare words fill the others in their declared order.
 """
 
 from __future__ import annotations
@@ -72,9 +72,14 @@ def parse_arguments(command: PromptCommand, text: str) -> dict[str, str]:
     declared = command.arguments
     text = text.strip()
     values: dict[str, str] = {}
-    if len(declared) == 1 and not text.startswith(f"{declared[0].name}="):
+    required = [a for a in declared if a.required]
+    named = any(word.partition("=")[0] in {a.name for a in declared} for word in text.split() if "=" in word)
+    if len(declared) == 1 and not named:
         if text:
             values[declared[0].name] = text
+    elif len(required) == 1 and not named:  # plain text: all of it is the one required argument
+        if text:
+            values[required[0].name] = text
     elif declared and text:
         try:
             words = shlex.split(text)

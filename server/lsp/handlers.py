@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.server.lsp import commands, methods
+from agentls.server.lsp import commands, mcp, methods
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND
 from agentls.server.lsp.host import LspHost
 from agentls.server.lsp.server import AgentServer
@@ -25,6 +25,7 @@ AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
     "agent/listSessions": methods.list_sessions,
     "agent/loadSession": methods.load_session,
     "agent/undo": methods.undo,
+    "agent/listMcpServers": mcp.list_servers,
 }
 
 

@@ -64,6 +64,7 @@ class AgentServer(LanguageServer):
         self.options = LspOptions()
         self.root = Path.cwd().resolve()
         self.init_options: dict[str, Any] = {}
+        self.mcp_servers: Any = None  # initializationOptions.mcpServers
         self.documents = Documents(lambda: self.workspace)
         self.inline: dict[Path, str] = {}  # workspace root -> its inline session (command-only clients)
         self.requests: set[asyncio.Task[Any]] = set()  # agent/* and executeCommand handlers running
@@ -105,6 +106,7 @@ class AgentServer(LanguageServer):
         self.features = ClientFeatures.parse(params.get("capabilities"))
         self.root = workspace_root(params)
         core, self.options, problems = lsp_settings.split_options(params.get("initializationOptions"))
+        self.mcp_servers = core.pop("mcpServers", None)
         self.init_options = core
         for problem in problems:
             self.report_config(problem)

@@ -16,10 +16,10 @@ from acp import text_block
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "acp"))
 
-from acp_harness.agent import Agent, agent_env, start_agent  # noqa: E402
+from acp_harness.agent import Agent, agent_env, start_agent
 
-from agentls.agent.scripted import ScriptedServer, call, text, tools  # noqa: E402
-from tests.mcp_client.helpers import alive, lab, started_pids, time_server  # noqa: E402
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+from tests.mcp_client.helpers import alive, lab, started_pids, time_server
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -163,12 +163,15 @@ def test_prompt_arguments() -> None:
     one = _command(("topic", True))
     assert parse_arguments(one, "the parser, please") == {"topic": "the parser, please"}
     two = _command(("topic", True), ("depth", False))
-    assert parse_arguments(two, "parser deep") == {"topic": "parser", "depth": "deep"}
+    assert parse_arguments(two, "the parser") == {"topic": "the parser"}  # plain text: the one required argument
+    assert parse_arguments(two, "parser depth=deep") == {"topic": "parser", "depth": "deep"}
+    three = _command(("topic", True), ("depth", True))
+    assert parse_arguments(three, "parser deep") == {"topic": "parser", "depth": "deep"}
     assert parse_arguments(two, "depth=long 'the parser'") == {"topic": "the parser", "depth": "long"}
     with pytest.raises(PromptArgumentError, match="needs topic"):
         parse_arguments(two, "")
     with pytest.raises(PromptArgumentError, match="too many"):
-        parse_arguments(two, "a b c")
+        parse_arguments(three, "a b c")
     assert parse_arguments(_command(), "ignored text") == {}
 
 
