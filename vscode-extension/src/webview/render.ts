@@ -51,6 +51,7 @@ export class ChatApp {
   private readonly sessionSearch: HTMLInputElement;
   private readonly sessionList: HTMLElement;
   private readonly usageEl: HTMLElement;
+  private readonly mcpEl: HTMLElement;
   private readonly planEl: HTMLDetailsElement;
   private readonly transcript: HTMLElement;
   private readonly emptyEl: HTMLElement;
@@ -97,6 +98,7 @@ export class ChatApp {
     <div class="usage-bar"><div class="usage-fill"></div></div>
     <span class="usage-text"></span>
   </div>
+  <div class="mcp-servers" hidden aria-label="MCP servers"></div>
   <details class="plan" open hidden>
     <summary><span class="chev">${icon('chevron')}</span><span class="plan-label">Plan</span><span class="plan-count"></span></summary>
     <ol class="plan-list"></ol>
@@ -142,6 +144,7 @@ export class ChatApp {
     this.sessionSearch = q('.session-search');
     this.sessionList = q('.session-list');
     this.usageEl = q('.usage');
+    this.mcpEl = q('.mcp-servers');
     this.planEl = q('.plan');
     this.transcript = q('.transcript');
     this.emptyEl = q('.empty');
@@ -219,6 +222,7 @@ export class ChatApp {
     }
     if (dirty.header) this.renderHeader();
     if (dirty.usage) this.renderUsage();
+    if (dirty.mcp || dirty.reset) this.renderMcp();
     if (dirty.plan) this.renderPlan();
     if (dirty.sessions) this.renderSessions();
     this.renderItems();
@@ -257,6 +261,19 @@ export class ChatApp {
     (this.usageEl.querySelector('.usage-text') as HTMLElement).textContent =
       `Context ${Math.round(pct)}% · ${formatTokens(used)} / ${formatTokens(size)}`;
     this.usageEl.title = `${used.toLocaleString('en-US')} of ${size.toLocaleString('en-US')} tokens in the context window`;
+  }
+
+  /** One chip per MCP server: a state dot, the name, the tool count; the last error on hover. */
+  private renderMcp(): void {
+    const servers = this.model.mcp;
+    this.mcpEl.hidden = servers.length === 0;
+    this.mcpEl.innerHTML = servers
+      .map((s) => {
+        const tools = s.state === 'ready' || s.state === 'crashed' ? ` · ${s.toolCount} tool${s.toolCount === 1 ? '' : 's'}` : '';
+        const tip = `MCP server ${s.name}: ${s.state}${s.lastError && s.state !== 'ready' ? `\n${s.lastError}` : ''}`;
+        return `<span class="mcp-server" data-state="${s.state}" title="${escapeHtml(tip)}"><span class="mcp-dot"></span>${escapeHtml(s.name)}<span class="mcp-detail">${escapeHtml(tools || ' · ' + s.state)}</span></span>`;
+      })
+      .join('');
   }
 
   private renderPlan(): void {

@@ -186,6 +186,27 @@ describe('chat state reducer', () => {
     assert.equal(m.title, 'Fix parser');
   });
 
+  it('keeps the MCP servers of session_info_update and clears them on reset', () => {
+    const m = model(
+      upd({
+        sessionUpdate: 'session_info_update',
+        _meta: { agentls: { mcpServers: [
+          { name: 'time', state: 'ready', toolCount: 2, lastError: null },
+          { name: 'lab', state: 'failed', toolCount: 0, lastError: 'could not start: not found' },
+          { name: 42 },
+        ] } },
+      } as unknown as SessionUpdate),
+    );
+    assert.deepEqual(m.mcp.map((s) => [s.name, s.state, s.toolCount]), [['time', 'ready', 2], ['lab', 'failed', 0]]);
+    assert.equal(m.mcp[1].lastError, 'could not start: not found');
+    assert.equal(m.title, null); // a status update is not a title change
+    assert.ok(m.takeDirty().mcp);
+    m.apply(upd({ sessionUpdate: 'session_info_update', title: 'T' }));
+    assert.equal(m.mcp.length, 2); // an update without the list keeps it
+    m.apply({ type: 'reset', sessionId: 's2' });
+    assert.deepEqual(m.mcp, []);
+  });
+
   it('shows live terminal output on the running command card before the server names the terminal', () => {
     const m = model(
       upd({ sessionUpdate: 'tool_call', toolCallId: 'old', title: 'ls', kind: 'execute', status: 'completed' }),
