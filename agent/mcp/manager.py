@@ -82,6 +82,8 @@ class McpManager:
                 conn.last_error = f"the MCP SDK could not be loaded: {exc}"
                 self._changed(conn, "failed")
             return
+        if self.closed:  # the session closed while the SDK was loading: nothing to start
+            return
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for conn in self.connections:

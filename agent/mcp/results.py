@@ -2,8 +2,8 @@
 editor shows.
 
 - text: as is;
-- images and audio: shown to the editor as ACP image content; the model reads a short note (tool results
-  reach the model as text on every provider agentls speaks);
+- images: shown to the editor as ACP image content, and sent to the model beside a short note where the
+  provider takes images in tool results (Anthropic); elsewhere the note alone; audio: a note;
 - embedded resources: their text with the URI (a binary one as a note); resource links: name, URI, type;
 - structured content: the JSON, when the server sent no text beside it; always the editor's ``rawOutput``;
 - ``isError``: an error result (``error: ...``), so the model reads it as a failed call.
@@ -47,8 +47,13 @@ def _resource_text(contents: Any) -> tuple[str, dict[str, Any]]:
     return note, {"type": "resource", "resource": block}
 
 
-def content_parts(blocks: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
-    """MCP content blocks as (texts for the model, ACP content blocks for the editor)."""
+MAX_IMAGE_CHARS = 4_000_000  # base64 characters of one image sent to the model (~3 MB)
+
+
+def content_parts(blocks: list[Any], images: list[dict[str, Any]] | None = None
+                  ) -> tuple[list[str], list[dict[str, Any]]]:
+    """MCP content blocks as (texts for the model, ACP content blocks for the editor); images for the model
+    (``image_url`` parts) go to ``images`` when given."""
     texts: list[str] = []
     shown: list[dict[str, Any]] = []
     for block in blocks:
@@ -57,8 +62,12 @@ def content_parts(blocks: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
             texts.append(block.text)
             shown.append({"type": "text", "text": block.text})
         elif kind in ("image", "audio"):
-            texts.append(f"[{kind}: {block.mime_type}, {_size(block.data):,} bytes; shown to the user]")
+            attached = images is not None and kind == "image" and len(block.data) <= MAX_IMAGE_CHARS
+            where = "attached for models that take images, and shown to the user" if attached else "shown to the user"
+            texts.append(f"[{kind}: {block.mime_type}, {_size(block.data):,} bytes; {where}]")
             shown.append({"type": kind, "data": block.data, "mimeType": block.mime_type})
+            if attached and images is not None:
+                images.append({"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}})
         elif kind == "resource":
             text, acp = _resource_text(block.resource)
             texts.append(text)
@@ -76,7 +85,8 @@ def content_parts(blocks: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
 
 def tool_output(result: Any) -> ToolOutput:
     """A ``CallToolResult`` as the loop takes it."""
-    texts, shown = content_parts(list(result.content or []))
+    images: list[dict[str, Any]] = []
+    texts, shown = content_parts(list(result.content or []), images)
     structured = getattr(result, "structured_content", None)
     if structured is not None and not any(t.strip() for t in texts):
         dumped = json.dumps(structured, ensure_ascii=False, indent=2)
@@ -86,7 +96,7 @@ def tool_output(result: Any) -> ToolOutput:
     if result.is_error:
         text = text if text.startswith("error") else f"error: {text}"
     ui = [{"type": "content", "content": block} for block in shown] or [events.text_content(text)]
-    return ToolOutput(text, is_error=bool(result.is_error), content=ui, raw_output=structured)
+    return ToolOutput(text, is_error=bool(result.is_error), content=ui, raw_output=structured, images=images)
 
 
 def resource_output(uri: str, result: Any) -> ToolOutput:

@@ -25,6 +25,9 @@ class ToolOutput:
     content: list[dict[str, Any]] = field(default_factory=list)  # ACP ToolCallContent for the editor
     locations: list[dict[str, Any]] = field(default_factory=list)
     raw_output: Any = None
+    # Image parts (``image_url``) for the model: a provider that takes images in tool results sends them
+    # beside ``text``; the others send ``text`` alone (which should say an image was there).
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from agentls.server.lsp.params import Params
@@ -45,7 +46,11 @@ def watch(ls: AgentServer, session_id: str) -> None:
     if manager is None:
         return
 
-    def changed(what: str, conn: object) -> None:
+    def changed(what: str, conn: Any) -> None:
+        if what in ("failed", "crashed") and conn is not None:  # every client hears of it (Helix too)
+            error = str(conn.last_error or "").splitlines()
+            ls.show(types.MessageType.Warning, f"agentls: MCP server {conn.spec.name} {what}: "
+                                               f"{error[0] if error else 'no details'} (agent/listMcpServers has more)")
         if what in ("ready", "prompts", "crashed", "failed", "stopped") and ls.features.updates:
             ls.notify("agent/update", {"sessionId": session_id, "update": commands_update(manager)})
 

@@ -13,7 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from agentls.agent.scripted import ScriptedServer, call, text, tools
 from tests.mcp_client.helpers import alive, lab, started_pids, time_server
 
-from .conftest import initialize, new_session, request, update_kinds
+from .conftest import initialize, new_session, request, until, update_kinds
 from .editor import Editor
 
 
@@ -80,6 +80,7 @@ async def test_bad_mcp_params_are_rejected(editor: Editor, srv: ScriptedServer, 
         raise AssertionError("accepted")
     except JsonRpcInvalidParams as exc:
         assert "mcpServers" in str(exc)
-    sid = await new_session(editor, mcpServers={"broken": {"args": []}})
+    sid = await new_session(editor, mcpServers={"broken": {"args": []}, "gone": {"command": "/no/such/server"}})
     listing = await request(editor, "agent/listMcpServers", {"sessionId": sid})
-    assert listing["servers"] == [] and "needs a 'command'" in listing["problems"][0]
+    assert [s["name"] for s in listing["servers"]] == ["gone"] and "needs a 'command'" in listing["problems"][0]
+    await until(lambda: any("MCP server gone failed" in m.message for m in editor.messages), 30, "the warning")

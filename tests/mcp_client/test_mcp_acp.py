@@ -151,6 +151,7 @@ async def test_context_shows_each_server_and_failures_do_not_stop_the_session(ac
     scripted.push(text("still works"))
     result = await acp.conn.prompt(session_id=sid, prompt=[text_block("hello")])
     assert result.stop_reason == "end_turn" and "still works" in acp.client.text(sid)
+    assert "> MCP server `gone` failed" in acp.client.text(sid)  # said before the answer, once
     await acp.conn.prompt(session_id=sid, prompt=[text_block("/context")])
     shown = acp.client.text(sid)
     assert "`gone` (stdio): failed" in shown and "missing LAB_TOKEN" in shown
@@ -173,3 +174,36 @@ async def test_shutdown_stops_every_server(scripted: ScriptedServer, tmp_path: P
     with anyio.fail_after(10):
         while any(alive(p) for p in pids):
             await anyio.sleep(0.05)
+
+
+async def test_cancel_stops_a_long_mcp_call_and_load_starts_the_servers_again(acp: Agent, scripted: ScriptedServer,
+                                                                           tmp_path: Path) -> None:
+    scripted.clear()
+    state = tmp_path / "state"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sid = (await acp.conn.new_session(cwd=str(ws), mcp_servers=[acp_entry("lab", lab("ok", state))])).session_id
+    await until_settled(acp, sid)
+    await acp.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    scripted.push(tools(call("mcp__lab__slow", {"seconds": 60})), text("never"))
+
+    async def cancel_when_running() -> None:
+        await acp.client.wait_for(lambda: any(u.get("status") == "in_progress" for u in acp.client.updates[sid]
+                                              if u["sessionUpdate"] == "tool_call_update"), timeout=30)
+        await acp.conn.cancel(session_id=sid)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cancel_when_running)
+        result = await acp.conn.prompt(session_id=sid, prompt=[text_block("sleep")])
+    assert result.stop_reason == "cancelled"
+    with anyio.fail_after(10):  # the server got notifications/cancelled and stopped the call
+        while not (state / "cancelled").exists():
+            await anyio.sleep(0.05)
+    await acp.conn.close_session(session_id=sid)
+    first = set(started_pids(state))
+    assert not any(alive(p) for p in first)
+
+    await acp.conn.load_session(session_id=sid, cwd=str(ws), mcp_servers=[acp_entry("lab", lab("ok", state))])
+    status = await until_settled(acp, sid)
+    assert status[0]["state"] == "ready" and set(started_pids(state)) - first  # a new process for the loaded session
+    await acp.conn.close_session(session_id=sid)
