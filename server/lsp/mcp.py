@@ -19,8 +19,7 @@ _COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
 
 
 def _manager(ls: AgentServer, session_id: str) -> McpManager | None:
-    manager = ls.sessions._manager
-    return manager.mcp(session_id) if manager is not None else None
+    return ls.sessions.mcp(session_id)
 
 
 async def list_servers(ls: AgentServer, raw: Any, where: str = "agent/listMcpServers") -> dict[str, Any]:

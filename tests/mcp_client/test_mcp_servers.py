@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -74,6 +75,24 @@ async def test_time_server_from_pypi(tmp_path: Path) -> None:
         assert asked.questions == []  # annotated readOnlyHint: no question
         assert manager.registry.get("mcp__time__get_current_time").read_only  # type: ignore[union-attr]
     assert not any(n.startswith("mcp__") for n in manager.registry.names)
+
+
+async def test_git_server_from_pypi(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    await anyio.run_process([*git, "init", "-q"])
+    (repo / "a.txt").write_text("a\n")
+    await anyio.run_process([*git, "add", "a.txt"])
+    await anyio.run_process([*git, "commit", "-qm", "first commit"])
+    (repo / "b.txt").write_text("untracked\n")
+    entry = {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(repo)]}
+    async with servers({"git": entry}) as manager:
+        assert manager.status()[0]["state"] == "ready", manager.status()
+        out = await run(manager, "mcp__git__git_status", {"repo_path": str(repo)}, tmp_path)
+        assert "b.txt" in out.text
+        out = await run(manager, "mcp__git__git_log", {"repo_path": str(repo)}, tmp_path)
+        assert "first commit" in out.text
 
 
 async def test_results_errors_and_permissions(tmp_path: Path) -> None:
