@@ -40,7 +40,7 @@ def build_manager(registry: ToolRegistry, workspace: Path, *, trusted: bool, lay
     specs, problems = session_specs(workspace, trusted=trusted, layers=layers)
     for problem in problems:
         log.warning("%s", problem)
-    return McpManager(specs, registry, problems=problems)
+    return McpManager(specs, registry, problems=problems, roots=[str(workspace)])
 
 
 def status_update(manager: McpManager) -> SessionUpdate:

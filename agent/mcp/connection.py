@@ -64,8 +64,9 @@ async def _first(*waits: Callable[[], Awaitable[Any]]) -> None:
 
 class ServerConnection:
     def __init__(self, spec: ServerSpec, *, spawn: Callable[[ServerConnection], None],
-                 changed: Callable[[ServerConnection, str], None]) -> None:
+                 changed: Callable[[ServerConnection, str], None], roots: tuple[str, ...] = ()) -> None:
         self.spec = spec
+        self.roots = roots  # the session's workspace, for servers that ask (``roots/list``)
         self.state: State = "starting"
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
@@ -134,7 +135,7 @@ class ServerConnection:
                 with anyio.CancelScope(deadline=anyio.current_time() + spec.start_timeout) as scope:
                     self._scope = scope
                     client = Client(open_transport(spec, closed, stderr), mode="auto", cache=None,
-                                    message_handler=self._on_message,
+                                    message_handler=self._on_message, list_roots_callback=self._roots,
                                     client_info=Implementation(name="agentls", version=__version__))
                     try:
                         async with client:
@@ -222,6 +223,14 @@ class ServerConnection:
             log.warning("MCP server %s %s", self.spec.name, self.last_error)
         self._ready.set()
         self._done.set()
+
+    async def _roots(self, context: Any) -> Any:
+        """The session's workspace as the server's root (filesystem-like servers confine themselves to it)."""
+        from pathlib import Path
+
+        from mcp_types import ListRootsResult, Root
+
+        return ListRootsResult(roots=[Root(uri=Path(r).as_uri(), name=Path(r).name) for r in self.roots])  # type: ignore[arg-type]
 
     async def _list(self, client: Any, method: str, attr: str) -> list[Any]:
         items: list[Any] = []

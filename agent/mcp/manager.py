@@ -54,10 +54,12 @@ def _import_sdk() -> None:
 
 
 class McpManager:
-    def __init__(self, specs: Sequence[ServerSpec], registry: ToolRegistry, *, problems: Sequence[str] = ()) -> None:
+    def __init__(self, specs: Sequence[ServerSpec], registry: ToolRegistry, *, problems: Sequence[str] = (),
+                 roots: Sequence[str] = ()) -> None:
         self.registry = registry
         self.problems = list(problems)
-        self.connections = [ServerConnection(s, spawn=self._spawn, changed=self._changed) for s in specs]
+        self.connections = [ServerConnection(s, spawn=self._spawn, changed=self._changed, roots=tuple(roots))
+                            for s in specs]
         self.listeners: list[Listener] = []
         self._names: dict[tuple[str, str], str] = {}  # (server, tool) -> the registered name
         self._registered: dict[str, tuple[int, Tool]] = {}  # name -> (id of what it was made from, the tool)

@@ -28,7 +28,7 @@ async def servers(entries: dict[str, Any], root: Path | None = None) -> AsyncIte
     assert problems == []
     if root is not None:
         specs = [with_cwd(s, str(root)) for s in specs]
-    manager = McpManager(specs, ToolRegistry(BUILTIN_TOOLS))
+    manager = McpManager(specs, ToolRegistry(BUILTIN_TOOLS), roots=[str(root)] if root is not None else [])
     manager.start()
     try:
         await manager.wait_ready()
@@ -234,6 +234,22 @@ async def test_filesystem_server_is_confined_to_its_directory(tmp_path: Path) ->
         out = await run(manager, "mcp__fs__write_file", {"path": str(tmp_path / "new.txt"), "content": "x"},
                         tmp_path, asked)
         assert asked.questions and (tmp_path / "new.txt").read_text() == "x"
+
+
+async def test_filesystem_server_takes_the_workspace_as_its_root(tmp_path: Path) -> None:
+    exe = node_bin("mcp-server-filesystem")
+    (tmp_path / "notes.txt").write_text("found through roots\n")
+    async with servers({"fs": {"command": exe, "args": []}}, tmp_path) as manager:  # no directory given
+        assert manager.status()[0]["state"] == "ready", manager.status()
+        out = await run(manager, "mcp__fs__list_allowed_directories", {}, tmp_path)
+        for _ in range(50):  # the server asks for the roots right after initialize
+            if str(tmp_path) in out.text:
+                break
+            await anyio.sleep(0.1)
+            out = await run(manager, "mcp__fs__list_allowed_directories", {}, tmp_path)
+        assert str(tmp_path) in out.text
+        out = await run(manager, "mcp__fs__read_text_file", {"path": str(tmp_path / "notes.txt")}, tmp_path)
+        assert "found through roots" in out.text
 
 
 @asynccontextmanager
