@@ -21,14 +21,28 @@ KEYS = ("mcp_servers", "mcpServers")
 MAX_FILE_BYTES = 1_000_000
 
 
-def _toml_servers(path: Path) -> tuple[Any, str | None]:
-    """The ``mcp_servers`` table of a TOML file (top level or under ``[agentls]``), or a problem."""
+def _read(path: Path) -> tuple[str | None, str | None]:
+    """The text of a small regular file, or a problem. A FIFO or a device is never opened (agent/fileio.py)."""
+    from agentls.agent.fileio import NotRegularFile, read_small
+
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        return read_small(path, MAX_FILE_BYTES).decode("utf-8"), None
     except FileNotFoundError:
         return None, None
-    except (tomllib.TOMLDecodeError, OSError) as exc:
+    except NotRegularFile as exc:
+        return None, f"{path}: is {exc.kind}, not a regular file; its MCP servers are ignored"
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"{path}: could not be read ({exc}); its MCP servers are ignored"
+
+
+def _toml_servers(path: Path) -> tuple[Any, str | None]:
+    """The ``mcp_servers`` table of a TOML file (top level or under ``[agentls]``), or a problem."""
+    text, problem = _read(path)
+    if text is None:
+        return None, problem
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         return None, f"{path}: could not be read ({exc}); its MCP servers are ignored"
     for table in (data, data.get("agentls")):
         if isinstance(table, Mapping):
@@ -40,13 +54,12 @@ def _toml_servers(path: Path) -> tuple[Any, str | None]:
 
 def _json_servers(path: Path) -> tuple[Any, str | None]:
     """``mcpServers`` of a ``.mcp.json`` (Claude Code's project file)."""
+    text, problem = _read(path)
+    if text is None:
+        return None, problem
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None, f"{path}: larger than {MAX_FILE_BYTES:,} bytes; ignored"
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(text)
+    except ValueError as exc:
         return None, f"{path}: could not be read ({exc}); its MCP servers are ignored"
     if not isinstance(data, Mapping):
         return None, f"{path}: must hold a JSON object with 'mcpServers'; ignored"

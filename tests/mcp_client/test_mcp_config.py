@@ -88,6 +88,20 @@ def test_workspace_files_count_only_when_trusted(tmp_path: Path) -> None:
     assert by_name["shared"].command == "from-mcp-json"  # the project's file wins over the user's
 
 
+def test_hostile_workspace_files_are_never_opened(tmp_path: Path) -> None:
+    import os
+
+    user = tmp_path / "config.toml"
+    user.write_text("")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / ".mcp.json")  # opening a FIFO would block until a writer comes
+    (ws / ".agentls.toml").write_text("x" * 2_000_000)
+    specs, problems = configured(ws, user, trusted=True)
+    assert specs == []
+    assert any("not a regular file" in p for p in problems) and any(".agentls.toml" in p for p in problems)
+
+
 def test_settings_ignore_the_mcp_tables_and_the_trust_rule_comes_from_the_user(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     user, ws = _files(tmp_path, trust=True)
