@@ -189,6 +189,26 @@ def test_prompt_arguments() -> None:
     assert parse_arguments(_command(), "ignored text") == {}
 
 
+def test_permission_policy_per_tool_and_per_server() -> None:
+    from agentls.agent.permissions import PermissionPolicy, options_for, remembered_key
+
+    policy = PermissionPolicy("ask")
+    assert policy.decide("other", "mcp:lab/echo", False) == "ask"
+    assert policy.unattended("other", False) == "deny"
+    assert PermissionPolicy("auto-edit").decide("other", "mcp:lab/echo", False) == "ask"  # not an edit
+    assert PermissionPolicy("yolo").decide("other", "mcp:lab/echo", False) == "allow"
+    ids = [o.option_id for o in options_for("mcp:lab/echo", False)]
+    assert ids == ["allow_once", "allow_always", "allow_always_server", "reject_once", "reject_always"]
+    assert [o.option_id for o in options_for("execute:ls", False)] == ["allow_once", "allow_always", "reject_once",
+                                                                      "reject_always"]
+    policy.remember("mcp:lab/crash", "reject_always", False)
+    policy.remember(remembered_key("mcp:lab/echo", "allow_always_server"), "allow_always", False)
+    assert policy.decide("other", "mcp:lab/other", False) == "allow"  # every tool of lab
+    assert policy.decide("other", "mcp:lab/crash", False) == "deny"  # a tool's own "always reject" wins
+    assert policy.decide("other", "mcp:labx/echo", False) == "ask"  # another server
+    assert policy.decide("execute", "execute:lab", False) == "ask"
+
+
 def test_mention_syntax() -> None:
     found = [(m["server"], m["uri"]) for m in MENTION.finditer(
         "see @docs:file:///guide.md and (@lab:lab://notes/today), not me@mail.com:x or @x:nope")]
