@@ -161,8 +161,12 @@ async def _run(ns: argparse.Namespace) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     spinner = asyncio.ensure_future(renderer.spin())
+    from agentls.agent.mcp.build import build_manager
+
+    mcp = build_manager(agent.registry, workspace, trusted=settings.trust_workspace_config)
     try:
         async with agent:
+            await _start_mcp(mcp, renderer)
             result = await agent.run_conversation(prompt)
     except asyncio.CancelledError:
         renderer._write("\n[aborted]\n")
@@ -178,6 +182,7 @@ async def _run(ns: argparse.Namespace) -> int:
     finally:
         spinner.cancel()
         loop.remove_signal_handler(signal.SIGINT)
+        await mcp.aclose()
     renderer._newline()
     if ns.json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
@@ -188,6 +193,19 @@ async def _run(ns: argparse.Namespace) -> int:
     if result.interrupted:
         return 130
     return 0 if result.completed else 1
+
+
+async def _start_mcp(mcp: Any, renderer: Renderer) -> None:
+    """One turn, so its MCP servers are waited for (each up to its start timeout) before it starts."""
+    for problem in mcp.problems:
+        renderer._write(f"agentls: {problem}\n")
+    if not mcp.connections:
+        return
+    mcp.start()
+    await mcp.wait_ready()
+    for status in mcp.status():
+        if status["state"] != "ready":
+            renderer._write(f"agentls: MCP server {status['name']} {status['state']}: {status['lastError']}\n")
 
 
 def main(argv: list[str]) -> int:

@@ -52,6 +52,7 @@ class AgentlsAcp(Agent):
         self._face: AcpFace | None = None
         self._sessions: SessionRegistry | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._watched: set[str] = set()  # sessions whose MCP prompts update the slash commands
 
     def on_connect(self, conn: Client) -> None:
         self._face = AcpFace(conn, self._transport, self._state)
@@ -73,10 +74,27 @@ class AgentlsAcp(Agent):
     def _after_reply(self, session: LiveSession) -> None:
         """``available_commands_update`` once the client knows the session (this task runs after the
         handler's response is written: the response is sent before the handler's task yields)."""
+        self._send_commands(session)
+        self._watch_mcp(session)
+
+    def _send_commands(self, session: LiveSession) -> None:
         sink = self.face.sink(session.session_id)
-        task = asyncio.ensure_future(sink.send(commands.available_commands_update()))
+        task = asyncio.ensure_future(sink.send(commands.available_commands_update(session)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _watch_mcp(self, session: LiveSession) -> None:
+        """MCP prompts are slash commands: a server that comes or goes changes the list."""
+        manager = session.mcp
+        if manager is None or session.session_id in self._watched:
+            return
+        self._watched.add(session.session_id)
+
+        def changed(what: str, conn: object) -> None:
+            if what in ("ready", "prompts", "crashed", "failed", "stopped") and not session.closed:
+                self._send_commands(session)
+
+        manager.listeners.append(changed)
 
     # ----- connection ------------------------------------------------------------------------
     async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
@@ -107,7 +125,8 @@ class AgentlsAcp(Agent):
         sink = self.face.sink(session_id)
         for update in replay_updates(agent.messages, agent.root):  # the whole history, before the answer
             await sink.send(update)
-        await sink.send(commands.available_commands_update())
+        await sink.send(commands.available_commands_update(session))
+        self._watch_mcp(session)
         response: dict[str, Any] = {"modes": modes.mode_state(session), "configOptions": modes.config_options(session)}
         if elsewhere is not None:  # readable, but a prompt here is refused until that turn ends
             log.warning("session %s is running a turn in another process: %s", session_id, elsewhere.describe())
@@ -157,13 +176,20 @@ class AgentlsAcp(Agent):
             return PromptResponse(stop_reason="refusal")
         blocks = _blocks(prompt)
         sink = self.face.sink(session_id)
-        command = commands.parse(blocks)
+        command = commands.parse(blocks, [c.name for c in commands.mcp_prompts(session)])
         with store_errors():
-            if command is not None:
+            if command is not None and command[0] in commands.COMMANDS:
                 reason = await runtime_turns.serialized(
                     session, lambda: commands.run(self.sessions, session, sink, *command)) or "cancelled"
+            elif command is not None:  # an MCP prompt: its messages are the turn's prompt
+                content = await commands.mcp_prompt(session, sink, *command)
+                reason = "end_turn" if content is None else await turns.prompt(self.sessions, session, sink, content)
             else:
+                from agentls.agent.mcp import mentions
+
+                blocks = await mentions.expand(session.mcp, blocks)
                 reason = await turns.prompt(self.sessions, session, sink, blocks)
+        self._watch_mcp(session)  # a session that got its agent (and its servers) at this prompt
         return PromptResponse.model_validate({"stopReason": reason})
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

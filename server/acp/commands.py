@@ -1,11 +1,13 @@
 """Slash commands: advertised with ``available_commands_update``, run when a prompt starts with one.
 
-Only the names below are commands; any other text starting with ``/`` (a path, say) goes to the model.
+Only the names below, and the prompts of the session's MCP servers (``agentls.agent.mcp.prompts``), are
+commands; any other text starting with ``/`` (a path, say) goes to the model.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent import events
@@ -13,6 +15,7 @@ from agentls.server.acp import lifecycle, modes
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
+    from agentls.agent.mcp.prompts import PromptCommand
     from agentls.server.acp.updates import UpdateSink
     from agentls.server.runtime.live import LiveSession
     from agentls.server.runtime.registry import SessionRegistry
@@ -21,36 +24,64 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarize the conversation so far to free context", "what the summary should focus on"),
     "undo": ("Revert the file edits of the last turn (or of the last N turns)", "number of turns"),
     "model": ("Show the model, or switch to another one for the next turns", "model name"),
-    "context": ("Show how much of the context window is in use", None),
+    "context": ("Show how much of the context window is in use, and the MCP servers", None),
     "help": ("List the slash commands", None),
 }
-_COMMAND = re.compile(r"^/([a-z]+)(?:\s+(.*))?$", re.DOTALL)
+_COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
 
 
-def available_commands_update() -> dict[str, Any]:
+def mcp_prompts(session: LiveSession | None) -> list[PromptCommand]:
+    """The prompts of the session's ready MCP servers, as commands (never shadowing a built-in one)."""
+    from agentls.agent.mcp.prompts import commands
+
+    return commands(session.mcp if session is not None else None, set(COMMANDS))
+
+
+def available_commands_update(session: LiveSession | None = None) -> dict[str, Any]:
     commands = []
     for name, (description, hint) in COMMANDS.items():
         command: dict[str, Any] = {"name": name, "description": description}
         if hint:
             command["input"] = {"hint": hint}
         commands.append(command)
+    commands += [c.available() for c in mcp_prompts(session)]
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
-def parse(blocks: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """``(name, argument)`` when the prompt's first block is a known slash command."""
+def parse(blocks: list[dict[str, Any]], names: Iterable[str] = ()) -> tuple[str, str] | None:
+    """``(name, argument)`` when the prompt's first block is a built-in command or one of ``names``."""
     if not blocks or blocks[0].get("type") != "text":
         return None
     match = _COMMAND.match(str(blocks[0].get("text", "")).strip())
-    if match is None or match.group(1) not in COMMANDS:
+    if match is None or (match.group(1) not in COMMANDS and match.group(1) not in set(names)):
         return None
     return match.group(1), (match.group(2) or "").strip()
+
+
+async def mcp_prompt(session: LiveSession, sink: UpdateSink, name: str, arg: str) -> list[dict[str, Any]] | None:
+    """An MCP prompt's messages as the turn's prompt; None (after telling the user why) when it cannot be had."""
+    from agentls.agent.mcp.connection import Unavailable, describe_error
+    from agentls.agent.mcp.prompts import PromptArgumentError, expand, find
+
+    command = find(session.mcp, name, set(COMMANDS))
+    if session.mcp is None or command is None:
+        await sink.text(f"`/{name}` is no longer available (its MCP server stopped).\n")
+        return None
+    try:
+        return await expand(session.mcp, command, arg)
+    except (PromptArgumentError, Unavailable) as exc:
+        await sink.text(f"{exc}\n")
+    except Exception as exc:
+        await sink.text(f"`/{name}`: the MCP server {command.server!r} could not give the prompt: "
+                        f"{describe_error(exc)}\n")
+    return None
 
 
 async def run(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, name: str, arg: str) -> str:
     """Run a command; the answer goes out as ``agent_message_chunk``s. Returns the stop reason."""
     if name == "help":
         lines = [f"- `/{n}{' <' + h + '>' if h else ''}`: {d}" for n, (d, h) in COMMANDS.items()]
+        lines += [f"- `{c.usage()}`: {c.available()['description']}" for c in mcp_prompts(session)]
         await sink.text("Slash commands:\n" + "\n".join(lines) + "\n")
         return "end_turn"
     agent = await lifecycle.agent(sessions, session)
@@ -99,8 +130,7 @@ async def _context(session: LiveSession, agent: AIAgent, sink: UpdateSink) -> No
     pct = 100 * used / window if window else 0.0
     lines = [(f"Context: ~{used:,} of {window:,} tokens ({pct:.0f}%) in {len(agent.messages)} messages; "
               f"compaction starts at {agent.compression_threshold:.0%}."), f"Model: `{agent.model}`."]
-    if session.mcp_servers:
-        names = ", ".join(str(s.get("name", "?")) for s in session.mcp_servers)
-        lines.append(f"MCP servers recorded for this session (not started; agentls does not run MCP "
-                     f"servers yet): {names}.")
+    from agentls.agent.mcp.report import status_lines
+
+    lines += status_lines(session.mcp)
     await sink.text("\n".join(lines) + "\n")

@@ -1,4 +1,5 @@
-"""Extension methods: ``_session/steering``, ``_agentls/interrupt`` and ``_agentls/compress``."""
+"""Extension methods: ``_session/steering``, ``_agentls/interrupt``, ``_agentls/compress`` and
+``_agentls/listMcpServers``."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 INTERRUPT_METHOD = "agentls/interrupt"
 COMPRESS_METHOD = "agentls/compress"
+MCP_METHOD = "agentls/listMcpServers"
 
 
 def _session_id(params: dict[str, Any]) -> str:
@@ -71,13 +73,17 @@ async def compress(sessions: SessionRegistry, session: LiveSession, params: dict
 async def dispatch(face: AcpFace, sessions: SessionRegistry, method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == STEERING_METHOD:
         return await steering(face, sessions, params)
-    if method not in (INTERRUPT_METHOD, COMPRESS_METHOD):
+    if method not in (INTERRUPT_METHOD, COMPRESS_METHOD, MCP_METHOD):
         raise RequestError(-32601, f"Method not found: _{method} is not an agentls extension (agentls has "
-                                   f"_{STEERING_METHOD}, _{INTERRUPT_METHOD} and _{COMPRESS_METHOD})",
+                                   f"_{STEERING_METHOD}, _{INTERRUPT_METHOD}, _{COMPRESS_METHOD} and _{MCP_METHOD})",
                            {"method": f"_{method}"})
     session = sessions.find(_session_id(params))
     if session is None:
         raise invalid_params(f"unknown session {params['sessionId']!r}")
     if method == INTERRUPT_METHOD:
         return {"interrupted": runtime_turns.cancel(session)}
+    if method == MCP_METHOD:
+        from agentls.agent.mcp.report import listing
+
+        return listing(session.mcp)
     return await compress(sessions, session, params)

@@ -41,6 +41,9 @@ class AcpFace:
     def sink(self, session_id: str) -> UpdateSink:
         return UpdateSink(self._conn, self._transport, session_id, self._state.caps)
 
+    def mcp_servers(self) -> Any:
+        return None  # an ACP client names its servers per session (session/new, load, resume)
+
     def host_for(self, session: LiveSession) -> Host:
         return AcpHost(self._conn, session.session_id, session.cwd, self._state.caps, self.sink(session.session_id),
                        session.control)
@@ -64,12 +67,9 @@ def absolute(cwd: str, *, existing: bool = True) -> Path:
 
 
 def _servers(mcp_servers: list[Any] | None) -> list[dict[str, Any]]:
-    servers = [s.model_dump(by_alias=True, exclude_none=True) if hasattr(s, "model_dump") else dict(s)
-               for s in mcp_servers or []]
-    if servers:
-        log.info("%d MCP server(s) recorded; agentls does not run MCP servers yet: %s", len(servers),
-                 ", ".join(str(s.get("name")) for s in servers))
-    return servers
+    """The client's ``McpServer`` objects as plain dicts (started with the session: server/runtime/mcp.py)."""
+    return [s.model_dump(by_alias=True, exclude_none=True) if hasattr(s, "model_dump") else dict(s)
+            for s in mcp_servers or []]
 
 
 def _logged(session: LiveSession) -> LiveSession:

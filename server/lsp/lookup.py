@@ -62,15 +62,23 @@ def store_errors(handler: Callable[..., Awaitable[Result]]) -> Callable[..., Awa
 
 
 def _shown(ls: AgentServer, session: LiveSession) -> LiveSession:
+    from agentls.server.lsp import mcp
+
     notices, session.notices = session.notices, []
     ls.show_notices(notices)
+    mcp.watch(ls, session)
     return session
 
 
-async def create(ls: AgentServer, cwd: Path | None = None, system_message: str | None = None) -> LiveSession:
-    """A new session. Without a model it is still created (it waits for one) and a warning says why."""
+async def create(ls: AgentServer, cwd: Path | None = None, system_message: str | None = None,
+                 mcp_servers: Any = None) -> LiveSession:
+    """A new session. Without a model it is still created (it waits for one) and a warning says why.
+    ``mcp_servers``: its own MCP servers (``agent/newSession``), started in the background."""
+    servers = [{**(v if isinstance(v, dict) else {"entry": v}), "name": k} for k, v in mcp_servers.items()] \
+        if isinstance(mcp_servers, dict) else list(mcp_servers or [])
     try:
-        session = await ls.sessions.create(cwd or ls.root, system_message=system_message)
+        session = await ls.sessions.create(cwd or ls.root, system_message=system_message, mcp_servers=servers,
+                                           mcp_source="agent/newSession")
     except BadConfig as exc:
         raise ModelUnavailable(str(exc)) from None
     if session.no_model is not None:

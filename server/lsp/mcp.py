@@ -1,12 +1,12 @@
 """MCP on the LSP face: ``agent/listMcpServers``, MCP prompts as ``/commands`` in ``agent/turn``, resource
-@-mentions, and ``available_commands_update`` (over ``agent/update``) when the servers' prompts change."""
+@-mentions, and ``available_commands_update`` (over ``agent/update``) when the servers' prompts change.
+The servers themselves are the runtime's (server/runtime/mcp.py)."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from agentls.server.lsp.params import Params
@@ -14,22 +14,18 @@ from agentls.server.lsp.params import Params
 if TYPE_CHECKING:
     from agentls.agent.mcp.manager import McpManager
     from agentls.server.lsp.server import AgentServer
+    from agentls.server.runtime.live import LiveSession
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
 
 
-def _manager(ls: AgentServer, session_id: str) -> McpManager | None:
-    return ls.sessions.mcp(session_id)
-
-
 async def list_servers(ls: AgentServer, raw: Any, where: str = "agent/listMcpServers") -> dict[str, Any]:
     from agentls.agent.mcp.report import listing
+    from agentls.server.lsp import lookup
 
     p = Params(where, raw)
-    session_id = p.session_id()
-    if not ls.sessions.known(session_id):
-        await ls.sessions.get(session_id, where)  # a stored session: loaded (and its servers started), or -32602
-    return listing(_manager(ls, session_id))
+    session = await lookup.session(ls, p.session_id(), where)  # a stored one is opened (its servers start)
+    return listing(session.mcp)
 
 
 def commands_update(manager: McpManager | None) -> dict[str, Any]:
@@ -39,30 +35,33 @@ def commands_update(manager: McpManager | None) -> dict[str, Any]:
             "availableCommands": [c.available() for c in commands(manager, set())]}
 
 
-def watch(ls: AgentServer, session_id: str) -> None:
-    """Tell a client that takes updates about the session's slash commands (its MCP prompts) as they change."""
-    manager = _manager(ls, session_id)
-    if manager is None:
+def watch(ls: AgentServer, session: LiveSession) -> None:
+    """Once per session: a server that failed is said at once (the session's notices, as a warning), and a
+    client that takes updates hears of the slash commands (the MCP prompts) as they change."""
+    manager = session.mcp
+    if manager is None or any(getattr(f, "lsp_watch", False) for f in manager.listeners):
         return
 
-    def changed(what: str, conn: Any) -> None:
-        if what in ("failed", "crashed") and conn is not None:  # every client hears of it (Helix too)
-            error = str(conn.last_error or "").splitlines()
-            ls.show(types.MessageType.Warning, f"agentls: MCP server {conn.spec.name} {what}: "
-                                               f"{error[0] if error else 'no details'} (agent/listMcpServers has more)")
+    def changed(what: str, conn: object) -> None:
+        if session.closed:
+            return
+        if what == "failed":
+            notices, session.notices = session.notices, []
+            ls.show_notices(notices)
         if what in ("ready", "prompts", "crashed", "failed", "stopped") and ls.features.updates:
-            ls.notify("agent/update", {"sessionId": session_id, "update": commands_update(manager)})
+            ls.notify("agent/update", {"sessionId": session.session_id, "update": commands_update(manager)})
 
+    changed.lsp_watch = True  # type: ignore[attr-defined]
     manager.listeners.append(changed)
 
 
-async def prepare(ls: AgentServer, session_id: str, prompt: Any, where: str) -> Any:
+async def prepare(session: LiveSession, prompt: Any, where: str) -> Any:
     """The turn's prompt: an MCP prompt's messages for ``/<prompt> args``, mentioned resources embedded."""
     from agentls.agent.mcp import mentions
     from agentls.agent.mcp.connection import Unavailable, describe_error
     from agentls.agent.mcp.prompts import PromptArgumentError, expand, find
 
-    manager = _manager(ls, session_id)
+    manager = session.mcp
     if manager is None or not manager.connections:
         return prompt
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
-from agentls.server.lsp import lookup, turns
+from agentls.server.lsp import lookup, mcp, turns
 from agentls.server.lsp.params import MAX_PROMPT_CHARS, Params
 from agentls.server.runtime import turns as runtime_turns
 
@@ -25,7 +25,10 @@ async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession"
     p = Params(where, raw)
     cwd = p.directory("cwd")
     system_message = p.optional_string("systemMessage", limit=100_000)
-    return {"sessionId": (await lookup.create(ls, cwd, system_message)).session_id}
+    mcp_servers = p.raw.get("mcpServers")
+    if mcp_servers is not None and not isinstance(mcp_servers, list | dict):
+        raise p.invalid("'mcpServers' must be a list of servers or an object of them (see docs/mcp.md)")
+    return {"sessionId": (await lookup.create(ls, cwd, system_message, mcp_servers)).session_id}
 
 
 async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_answer: bool = False) -> dict[str, Any]:
@@ -35,6 +38,7 @@ async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_ans
     task_id = p.optional_string("taskId", limit=200)
     token = p.token()
     session = await lookup.session(ls, session_id, where)
+    prompt = await mcp.prepare(session, prompt, where)  # an MCP prompt's /command, @server:uri mentions
     prompt = await _with_editor(ls, p, session, prompt)
     return await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
 

@@ -64,7 +64,7 @@ class AgentServer(LanguageServer):
         self.options = LspOptions()
         self.root = Path.cwd().resolve()
         self.init_options: dict[str, Any] = {}
-        self.mcp_servers: Any = None  # initializationOptions.mcpServers
+        self._mcp_servers: Any = None  # initializationOptions.mcpServers
         self.documents = Documents(lambda: self.workspace)
         self.inline: dict[Path, str] = {}  # workspace root -> its inline session (command-only clients)
         self.requests: set[asyncio.Task[Any]] = set()  # agent/* and executeCommand handlers running
@@ -97,6 +97,10 @@ class AgentServer(LanguageServer):
     def host_for(self, session: LiveSession) -> Host:
         return self._host(self, session.session_id, session.cwd)
 
+    def mcp_servers(self) -> Any:
+        """``initializationOptions.mcpServers``: MCP servers for every session (docs/mcp.md)."""
+        return self._mcp_servers
+
     async def execute_command(self, params: Any) -> Any:
         """``workspace/executeCommand`` (``commands.py``)."""
         return await self._execute(self, params)
@@ -106,7 +110,7 @@ class AgentServer(LanguageServer):
         self.features = ClientFeatures.parse(params.get("capabilities"))
         self.root = workspace_root(params)
         core, self.options, problems = lsp_settings.split_options(params.get("initializationOptions"))
-        self.mcp_servers = core.pop("mcpServers", None)
+        self._mcp_servers = core.pop("mcpServers", None)
         self.init_options = core
         for problem in problems:
             self.report_config(problem)

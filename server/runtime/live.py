@@ -11,6 +11,7 @@ from agentls.server.runtime.notices import Notice
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
+    from agentls.agent.mcp.manager import McpManager
     from agentls.agent.result import TurnResult
 
 
@@ -69,7 +70,9 @@ class LiveSession:
     mode: str = "ask"  # the approval mode; the agent's policy follows it once the agent exists
     models: list[str] = field(default_factory=list)  # the model choices: configured, fallbacks, picked
     notices: list[Notice] = field(default_factory=list)  # for the user, not shown yet
-    mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # named by the client, recorded only
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # the session's own MCP servers, as sent
+    mcp_source: str = "session/new"  # where they came from, for messages
+    mcp: McpManager | None = None  # its running MCP servers (server/runtime/mcp.py), once it has an agent
     control: TurnControl = field(default_factory=TurnControl)
     turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     inflight: int = 0  # requests running turns or waiting for their turn, and background turns

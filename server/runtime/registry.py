@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.config import ConfigError, Settings
 from agentls.agent.sessions.store import SessionStore, default_db_path
-from agentls.server.runtime import turns
+from agentls.server.runtime import mcp, turns
 from agentls.server.runtime.live import LiveSession
 from agentls.server.runtime.notices import Notice, session_notices
 
@@ -40,6 +40,10 @@ class Face(Protocol):
         ...
 
     def host_for(self, session: LiveSession) -> Host:
+        ...
+
+    def mcp_servers(self) -> Any:
+        """The face's own MCP servers for every session (LSP ``initializationOptions.mcpServers``), or None."""
         ...
 
 
@@ -107,10 +111,12 @@ class SessionRegistry:
         return list(self._live.values())
 
     async def create(self, cwd: Path, *, system_message: str | None = None,
-                     mcp_servers: Iterable[dict[str, Any]] = ()) -> LiveSession:
-        """A new session; in the no-model state when no model resolves. ``BadConfig`` for bad settings."""
+                     mcp_servers: Iterable[dict[str, Any]] = (), mcp_source: str = "session/new") -> LiveSession:
+        """A new session; in the no-model state when no model resolves. ``BadConfig`` for bad settings.
+        Its MCP servers start in the background with its agent (server/runtime/mcp.py)."""
         await self.store()
-        session = LiveSession(uuid.uuid4().hex, cwd.resolve(), system_message, mcp_servers=list(mcp_servers))
+        session = LiveSession(uuid.uuid4().hex, cwd.resolve(), system_message, mcp_servers=list(mcp_servers),
+                              mcp_source=mcp_source)
         settings = self._settings(session.cwd)
         session.mode = settings.approval
         try:
@@ -131,11 +137,15 @@ class SessionRegistry:
         record = await (await self.store()).get_session(session_id)
         if record is None:
             raise UnknownSession(session_id)
-        session = LiveSession(session_id, Path(record.cwd), mcp_servers=list(mcp_servers))
+        session = LiveSession(session_id, Path(record.cwd), mcp_servers=list(mcp_servers), mcp_source="session/load")
         settings = self._settings(session.cwd)
         session.mode = settings.approval
         agent = self._attach(session, settings)
-        await agent.__aenter__()  # loads the history
+        try:
+            await agent.__aenter__()  # loads the history
+        except BaseException:
+            await mcp.stop(session)
+            raise
         self._with_store_notices(session)
         self._live[session_id] = session
         return session
@@ -168,6 +178,7 @@ class SessionRegistry:
         session.notices = session_notices(settings)
         session.agent = agent
         session.cwd = agent.root
+        mcp.start(session, agent, settings, self._face.mcp_servers())
         return agent
 
     async def listing(self, *, cwd: str | None = None, query: str | None = None, cursor: str | None = None,
@@ -201,6 +212,7 @@ class SessionRegistry:
                     await session.agent.close()
                 except Exception:
                     log.exception("closing session %s failed", session.session_id)
+        await asyncio.gather(*(mcp.stop(s) for s in sessions))  # every MCP child gone
 
     async def aclose(self) -> None:
         """Close every session (their turns end together), then the store."""

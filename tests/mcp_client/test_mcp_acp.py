@@ -151,7 +151,7 @@ async def test_context_shows_each_server_and_failures_do_not_stop_the_session(ac
     scripted.push(text("still works"))
     result = await acp.conn.prompt(session_id=sid, prompt=[text_block("hello")])
     assert result.stop_reason == "end_turn" and "still works" in acp.client.text(sid)
-    assert "> MCP server `gone` failed" in acp.client.text(sid)  # said before the answer, once
+    assert "> MCP server gone failed" in acp.client.text(sid)  # said before the answer, once
     await acp.conn.prompt(session_id=sid, prompt=[text_block("/context")])
     shown = acp.client.text(sid)
     assert "`gone` (stdio): failed" in shown and "missing LAB_TOKEN" in shown
