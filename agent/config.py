@@ -98,6 +98,9 @@ WORKSPACE_SENSITIVE = frozenset({"base_url", "api_key_env", "provider", "allow_d
                                  "session_db", "trust_workspace_config"})
 _STRICTNESS = {"yolo": 0, "auto-edit": 1, "ask": 2}
 SANDBOX_KEYS = frozenset({"sandbox", "sandbox_network", "sandbox_writable"})
+# MCP servers are configured in the same files but read by agent/mcp/sources.py (with its own workspace trust
+# rule), not merged here.
+MCP_KEYS = frozenset({"mcp_servers", "mcpServers"})
 
 
 def _check(base: Settings, key: Any, value: Any, source: str, errors: list[ConfigError] | None,
@@ -130,6 +133,8 @@ def merge(base: Settings, values: Mapping[str, Any], source: str, *, errors: lis
     changes: dict[str, Any] = {}
     sources = dict(base.sources)
     for key, value in values.items():
+        if key in MCP_KEYS:
+            continue
         checked = _check(base, key, value, source, errors, aliases)
         if checked is not None:
             changes[checked[0]] = checked[1]

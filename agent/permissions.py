@@ -10,13 +10,55 @@ covers the command's prefix), and is refused when nobody can be asked.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import Literal
 
 from agentls.agent.danger import dangerous_reason
+from agentls.agent.host import PermissionOption
 
-__all__ = ["Decision", "PermissionPolicy", "command_key", "dangerous_reason"]
+__all__ = ["Decision", "PermissionPolicy", "command_key", "dangerous_reason", "options_for", "remembered_key",
+           "what_it_is"]
 
 Decision = Literal["allow", "ask", "deny"]
+
+# An MCP tool's key is "mcp:<server>/<tool>" (agent/mcp/tools.py); "always allow" also exists for the server.
+MCP_PREFIX = "mcp:"
+ALLOW_SERVER = "allow_always_server"
+
+
+def _server_scope(key: str) -> str | None:
+    if not key.startswith(MCP_PREFIX) or "/" not in key:
+        return None
+    return key[: key.index("/")] + "/*"
+
+
+def options_for(key: str, dangerous: bool, options: Sequence[PermissionOption]) -> tuple[PermissionOption, ...]:
+    """The answers a question offers: no "always" for danger; for an MCP tool, "always" for the tool and for
+    every tool of its server."""
+    if dangerous:
+        return tuple(o for o in options if o.kind != "allow_always")
+    if _server_scope(key) is None:
+        return tuple(options)
+    server = key[len(MCP_PREFIX): key.index("/")]
+    out: list[PermissionOption] = []
+    for option in options:
+        if option.option_id == "allow_always":
+            out += [PermissionOption("allow_always", "Always allow this tool", "allow_always"),
+                    PermissionOption(ALLOW_SERVER, f"Always allow every tool of {server}", "allow_always")]
+        else:
+            out.append(option)
+    return tuple(out)
+
+
+def remembered_key(key: str, option_id: str) -> str:
+    """What an answer covers: the server's scope for "always allow every tool of <server>"."""
+    scope = _server_scope(key)
+    return scope if option_id == ALLOW_SERVER and scope is not None else key
+
+
+def what_it_is(action: str) -> str:
+    """How a refusal names the action: an edit, a fetch, a command, a tool call (an MCP tool's)."""
+    return {"edit": "edit", "fetch": "fetch", "execute": "command", "unsandboxed": "command"}.get(action, "tool call")
 
 
 class PermissionPolicy:
@@ -27,13 +69,15 @@ class PermissionPolicy:
         self._always_reject: set[str] = set()
 
     def decide(self, action: str, key: str, dangerous: bool) -> Decision:
-        """``action`` is "edit", "execute" or "unsandboxed" (run again outside the OS sandbox after it
-        denied the command); ``key`` names what an "always" answer covers."""
+        """``action`` is "edit", "execute", "unsandboxed" (run again outside the OS sandbox after it
+        denied the command) or "other" (an MCP tool); ``key`` names what an "always" answer covers
+        (``mcp:<server>/<tool>`` is also covered by an "always allow" of ``mcp:<server>/*``)."""
         if dangerous and not self.allow_dangerous:
             return "ask"
+        scope = _server_scope(key)
         if key in self._always_reject:
             return "deny"
-        if key in self._always_allow:
+        if key in self._always_allow or (scope is not None and scope in self._always_allow):
             return "allow"
         if action == "unsandboxed":
             return "ask"  # leaving the sandbox is the user's call in every mode, yolo included

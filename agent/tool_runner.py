@@ -14,7 +14,7 @@ import anyio
 from agentls.agent import events
 from agentls.agent.checkpoints import Checkpoints
 from agentls.agent.host import Host, PermissionOption, PermissionRequest
-from agentls.agent.permissions import PermissionPolicy
+from agentls.agent.permissions import PermissionPolicy, options_for, remembered_key, what_it_is
 from agentls.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
 from agentls.agent.types import Message
 from agentls.agent.updates import UpdateSender
@@ -122,14 +122,14 @@ class ToolRunner:
     async def ask_permission(self, tool_call_id: str, title: str, action: str, raw_input: dict[str, Any],
                              key: str, dangerous: bool, content: list[dict[str, Any]] | None = None) -> str | None:
         """None when the action may go ahead, else the refusal as the model should read it."""
-        what = {"edit": "edit", "fetch": "fetch"}.get(action, "command")
+        what = what_it_is(action)
         outside = action == "unsandboxed"  # a rerun outside the OS sandbox, after it denied the command
         decision = self.policy.decide(action, key, dangerous)
         if decision == "allow":
             return None
         if decision == "deny":
             return f"error: the user has refused this {what} for the rest of the session (they chose 'always reject')"
-        options = tuple(o for o in OPTIONS if not (dangerous and o.kind == "allow_always"))
+        options = options_for(key, dangerous, OPTIONS)
         request = PermissionRequest(tool_call_id=tool_call_id, title=title, kind="execute" if outside else action,
                                     raw_input=raw_input, options=options, content=tuple(content or ()))
         await self._updates.send(events.tool_call_update(tool_call_id, status="pending",
@@ -151,7 +151,7 @@ class ToolRunner:
         kind = next((o.kind for o in options if o.option_id == answer.option_id), None)
         if kind is None:
             return f"error: the client answered with an unknown option {answer.option_id!r}; the {what} did not run"
-        self.policy.remember(key, kind, dangerous)
+        self.policy.remember(remembered_key(key, answer.option_id), kind, dangerous)
         await self._updates.send(events.tool_call_update(tool_call_id, status="in_progress"))
         if kind.startswith("allow"):
             return None

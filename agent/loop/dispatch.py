@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -85,6 +86,7 @@ class Outcome:
     text: str  # what the model reads
     is_error: bool
     update: SessionUpdate  # the final tool_call_update, sent once the result is persisted
+    images: list[dict[str, Any]] = field(default_factory=list)  # for models that take images in tool results
 
 
 async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: list[Path]) -> Outcome:
@@ -106,7 +108,7 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: li
     ui = out.content or [events.text_content(cap_text(out.text, UI_PREVIEW_CHARS)[0])]
     return Outcome(text, out.is_error, events.tool_call_update(
         call_id, status="failed" if out.is_error else "completed", content=ui,
-        locations=out.locations or None, raw_output=out.raw_output))
+        locations=out.locations or None, raw_output=out.raw_output), out.images)
 
 
 def _failed(p: PreparedCall, text: str) -> Outcome:
@@ -135,7 +137,7 @@ class _Results:
             while self.flushed < len(self.prepared) and (o := self.outcomes[self.flushed]) is not None:
                 p = self.prepared[self.flushed]
                 msg: Message = {"role": "tool", "tool_call_id": p.call["id"], "name": p.call["function"]["name"],
-                                "content": o.text}
+                                "content": [{"type": "text", "text": o.text}, *o.images] if o.images else o.text}
                 if o.is_error:
                     msg["meta"] = {"error": True}
                 conversation.messages.append(msg)

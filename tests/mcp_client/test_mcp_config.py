@@ -191,15 +191,18 @@ def test_prompt_arguments() -> None:
 
 def test_permission_policy_per_tool_and_per_server() -> None:
     from agentls.agent.permissions import PermissionPolicy, options_for, remembered_key
+    from agentls.agent.tool_runner import OPTIONS
 
     policy = PermissionPolicy("ask")
     assert policy.decide("other", "mcp:lab/echo", False) == "ask"
     assert policy.unattended("other", False) == "deny"
     assert PermissionPolicy("auto-edit").decide("other", "mcp:lab/echo", False) == "ask"  # not an edit
     assert PermissionPolicy("yolo").decide("other", "mcp:lab/echo", False) == "allow"
-    ids = [o.option_id for o in options_for("mcp:lab/echo", False)]
+    ids = [o.option_id for o in options_for("mcp:lab/echo", False, OPTIONS)]
     assert ids == ["allow_once", "allow_always", "allow_always_server", "reject_once", "reject_always"]
-    assert [o.option_id for o in options_for("execute:ls", False)] == ["allow_once", "allow_always", "reject_once",
+    assert [o.option_id for o in options_for("mcp:lab/echo", True, OPTIONS)] == ["allow_once", "reject_once",
+                                                                                 "reject_always"]
+    assert [o.option_id for o in options_for("execute:ls", False, OPTIONS)] == ["allow_once", "allow_always", "reject_once",
                                                                       "reject_always"]
     policy.remember("mcp:lab/crash", "reject_always", False)
     policy.remember(remembered_key("mcp:lab/echo", "allow_always_server"), "allow_always", False)
