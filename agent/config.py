@@ -1,7 +1,9 @@
 """Settings, merged from every layer: init options > workspace ``.agentls.toml`` > user config > env.
 
-A bad value raises ``ConfigError`` naming the key and where it came from. API keys are read from
-the environment only (the config names the variable, ``apiKeyEnv``); they are never stored.
+A bad value raises ``ConfigError`` naming the key as the user wrote it, where it came from, what it must
+be and the default; ``errors=[...]`` instead applies every valid key and collects the errors of the rest
+(the faces report them and go on). API keys are read from the environment only (the config names the
+variable, ``apiKeyEnv``); they are never stored.
 """
 
 from __future__ import annotations
@@ -9,9 +11,12 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from agentls.agent.config_values import URL, BadValue, Fields, choice, describe, number, switch
+from agentls.agent.sandbox.policy import DEFAULT_WRITABLE, MODES, loosens
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 PROVIDERS = ("openai", "anthropic", "openai-responses", "local")
@@ -22,11 +27,12 @@ DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https:
 KEY_ENV_FALLBACKS = {"openai": ("AGENTLS_API_KEY", "OPENAI_API_KEY"),
                      "anthropic": ("AGENTLS_API_KEY", "ANTHROPIC_API_KEY"),
                      "openai-responses": ("AGENTLS_API_KEY", "OPENAI_API_KEY"), "local": ()}
+DAY = 86_400.0
 
 
 class ConfigError(ValueError):
-    def __init__(self, key: str, source: str, problem: str) -> None:
-        super().__init__(f"{source}: setting {key!r} {problem}")
+    def __init__(self, key: str, source: str, problem: str, *, outcome: str | None = None) -> None:
+        super().__init__(f"{source}: setting {key!r} {problem}" + (f"; {outcome}" if outcome else ""))
         self.key = key
         self.source = source
         self.problem = problem
@@ -35,29 +41,37 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     model: str | None = None
-    base_url: str | None = None
-    provider: str | None = None
+    base_url: str | None = field(default=None, metadata=URL)
+    provider: str | None = field(default=None, metadata=choice(*PROVIDERS))
     api_key_env: str | None = None
     fallback_models: tuple[str, ...] = ()
-    max_iterations: int = 90
-    context_window: int | None = None
-    compression_threshold: float = 0.5
-    approval: str = "ask"
-    tool_mode: str | None = None
+    max_iterations: int = field(default=90, metadata=number(1, 10_000, "model calls"))
+    context_window: int | None = field(default=None, metadata=number(1024, 100_000_000, "tokens"))
+    compression_threshold: float = field(default=0.5, metadata=number(0.05, 0.95))
+    approval: str = field(default="ask", metadata=choice(*APPROVAL_MODES))
+    tool_mode: str | None = field(default=None, metadata=choice(*TOOL_MODES))
+    # A small model (compact prompt and tool schemas, Python edits checked): None means only the embedded one
+    small_model: bool | None = None
     stream: bool = True
     aux_model: str | None = None
-    titles: str = "model"  # "model": the auxiliary model names the session; "prompt": first line of the prompt
-    request_timeout: float = 120.0
-    max_retries: int = 3
-    max_tokens: int | None = None
-    temperature: float | None = None
-    thinking_budget: int | None = None  # Anthropic extended thinking: tokens the model may think (>= 1024)
-    terminal_timeout: float = 120.0
-    tool_output_limit: int | None = None
+    # "model": the auxiliary model names the session; "prompt": first line of the prompt
+    titles: str = field(default="model", metadata=choice("model", "prompt"))
+    request_timeout: float = field(default=120.0, metadata=number(0.1, DAY, "seconds"))
+    max_retries: int = field(default=3, metadata=number(0, 100))
+    max_tokens: int | None = field(default=None, metadata=number(1, 10_000_000, "tokens"))
+    temperature: float | None = field(default=None, metadata=number(0, 2))
+    # Anthropic extended thinking: tokens the model may think (the API's minimum is 1024)
+    thinking_budget: int | None = field(default=None, metadata=number(1024, 10_000_000, "tokens"))
+    terminal_timeout: float = field(default=120.0, metadata=number(0.1, DAY, "seconds"))
+    tool_output_limit: int | None = field(default=None, metadata=number(100, 100_000_000, "characters"))
     allow_dangerous: bool = False
     trajectory_path: str | None = None
     session_db: str | None = None
     trust_workspace_config: bool = False
+    # The OS sandbox for the commands agentls runs itself (agent/sandbox): auto | strict | off
+    sandbox: str = field(default="auto", metadata=choice(*MODES))
+    sandbox_network: str = field(default="off", metadata=switch())  # off | on (true/false accepted)
+    sandbox_writable: tuple[str, ...] = DEFAULT_WRITABLE  # writable besides the workspace and /tmp
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -77,133 +91,105 @@ class Settings:
         return self.provider or "openai"
 
 
-# camelCase (init options, TOML) and snake_case names both map to the dataclass field.
-_ALIASES = {
-    "baseUrl": "base_url", "apiKeyEnv": "api_key_env", "fallbackModels": "fallback_models",
-    "maxIterations": "max_iterations", "contextWindow": "context_window",
-    "compressionThreshold": "compression_threshold", "toolMode": "tool_mode", "auxModel": "aux_model",
-    "requestTimeout": "request_timeout", "maxRetries": "max_retries", "maxTokens": "max_tokens",
-    "thinkingBudget": "thinking_budget",
-    "terminalTimeout": "terminal_timeout", "toolOutputLimit": "tool_output_limit",
-    "allowDangerous": "allow_dangerous", "trajectoryPath": "trajectory_path", "sessionDb": "session_db",
-    "trustWorkspaceConfig": "trust_workspace_config",
-}
+SETTINGS = Fields(Settings, exclude=("sources", "warnings"))
+# Every setting has an environment variable: AGENTLS_ and its snake_case name in capitals.
+ENVIRONMENT = {f"AGENTLS_{name.upper()}": name for name in SETTINGS.fields}
 # A cloned repository's .agentls.toml must not be able to loosen approval, send the API key to another
 # host, or write files elsewhere. These need the user's own config (or trust_workspace_config = true).
 WORKSPACE_SENSITIVE = frozenset({"base_url", "api_key_env", "provider", "allow_dangerous", "trajectory_path",
                                  "session_db", "trust_workspace_config"})
 _STRICTNESS = {"yolo": 0, "auto-edit": 1, "ask": 2}
-_FIELDS = {f.name: f for f in fields(Settings) if f.name not in ("sources", "warnings")}
-_ENV = {
-    "AGENTLS_MODEL": "model", "AGENTLS_BASE_URL": "base_url", "AGENTLS_PROVIDER": "provider",
-    "AGENTLS_API_KEY_ENV": "api_key_env", "AGENTLS_FALLBACK_MODELS": "fallback_models",
-    "AGENTLS_MAX_ITERATIONS": "max_iterations", "AGENTLS_CONTEXT_WINDOW": "context_window",
-    "AGENTLS_APPROVAL": "approval", "AGENTLS_TOOL_MODE": "tool_mode", "AGENTLS_AUX_MODEL": "aux_model",
-    "AGENTLS_STREAM": "stream", "AGENTLS_SESSION_DB": "session_db", "AGENTLS_TITLES": "titles",
-    "AGENTLS_THINKING_BUDGET": "thinking_budget",
-}
+SANDBOX_KEYS = frozenset({"sandbox", "sandbox_network", "sandbox_writable"})
+# MCP servers are configured in the same files but read by agent/mcp/sources.py (with its own workspace trust
+# rule), not merged here.
+MCP_KEYS = frozenset({"mcp_servers", "mcpServers"})
 
 
-def _coerce(name: str, value: Any, source: str) -> Any:
-    kind = _FIELDS[name].type
+def _check(base: Settings, key: Any, value: Any, source: str, errors: list[ConfigError] | None,
+           aliases: Mapping[str, str] | None = None) -> tuple[str, Any] | None:
+    """(field, value converted) for one key; None when the key or the value is bad (and the error, raised
+    when ``errors`` is None, is collected there)."""
+    name = (aliases or {}).get(key) or (SETTINGS.name(key) if isinstance(key, str) else None)
     try:
-        if value is None:
-            return None
-        if "tuple" in str(kind):
-            items = value.split(",") if isinstance(value, str) else value
-            if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
-                raise TypeError("must be a list of model names")
-            return tuple(i.strip() for i in items if i.strip())
-        if "bool" in str(kind):
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-                return value.lower() in ("1", "true", "yes", "on")
-            raise TypeError("must be true or false")
-        if "float" in str(kind):
-            if isinstance(value, bool):
-                raise TypeError("must be a number")
-            return float(value)
-        if "int" in str(kind):
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise TypeError("must be a whole number")
-            return int(value)
-        if not isinstance(value, str):
-            raise TypeError("must be a string")
-        return value
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(name, source, f"has a bad value {value!r}: {exc}") from None
+        if name is None:
+            raise BadValue("is not a known setting" + (SETTINGS.suggest(key) if isinstance(key, str) else ""))
+        return name, SETTINGS.convert(name, value)
+    except BadValue as exc:
+        if name is None:
+            kept = "it is ignored"
+        elif name in base.sources:
+            kept = f"{describe(getattr(base, name))} from {base.sources[name]} is used instead"
+        else:
+            kept = "the default is used"
+        error = ConfigError(str(key), source, str(exc), outcome=kept if errors is not None else None)
+        if errors is None:
+            raise error from None
+        errors.append(error)
+        return None
 
 
-def _check(s: Settings) -> None:
-    def bad(key: str, problem: str) -> ConfigError:
-        return ConfigError(key, s.sources.get(key, "defaults"), problem)
-
-    if s.approval not in APPROVAL_MODES:
-        raise bad("approval", f"must be one of {', '.join(APPROVAL_MODES)}, not {s.approval!r}")
-    if s.provider is not None and s.provider not in PROVIDERS:
-        raise bad("provider", f"must be one of {', '.join(PROVIDERS)}, not {s.provider!r}")
-    if s.tool_mode is not None and s.tool_mode not in TOOL_MODES:
-        raise bad("tool_mode", f"must be one of {', '.join(TOOL_MODES)}, not {s.tool_mode!r}")
-    if s.titles not in ("model", "prompt"):
-        raise bad("titles", "must be 'model' or 'prompt'")
-    if s.max_iterations < 1:
-        raise bad("max_iterations", "must be at least 1")
-    if not 0.05 <= s.compression_threshold <= 0.95:
-        raise bad("compression_threshold", "must be between 0.05 and 0.95")
-    if s.thinking_budget is not None and s.thinking_budget < 1024:
-        raise bad("thinking_budget", "must be at least 1024 tokens (the API's minimum)")
-    if s.context_window is not None and s.context_window < 1024:
-        raise bad("context_window", "must be at least 1024 tokens")
-    for key in ("request_timeout", "terminal_timeout"):
-        if getattr(s, key) <= 0:
-            raise bad(key, "must be positive")
-    if s.base_url is not None and not s.base_url.startswith(("http://", "https://")):
-        raise bad("base_url", f"must be an http(s) URL, not {s.base_url!r}")
-
-
-def merge(base: Settings, values: Mapping[str, Any], source: str) -> Settings:
-    """``base`` with ``values`` (camelCase or snake_case keys) applied; unknown keys are errors."""
+def merge(base: Settings, values: Mapping[str, Any], source: str, *, errors: list[ConfigError] | None = None,
+          aliases: Mapping[str, str] | None = None) -> Settings:
+    """``base`` with ``values`` (camelCase, snake_case or kebab-case keys, or ``aliases``) applied. A bad key or
+    value raises ``ConfigError``; with ``errors`` given, it is appended there and the key keeps ``base``'s value."""
     changes: dict[str, Any] = {}
     sources = dict(base.sources)
-    given: dict[str, str] = {}  # field -> the key as the user wrote it, for error messages
-    for raw_key, value in values.items():
-        key = _ALIASES.get(raw_key, raw_key.replace("-", "_"))
-        if key not in _FIELDS:
-            raise ConfigError(raw_key, source, "is not a known setting")
-        try:
-            changes[key] = _coerce(key, value, source)
-        except ConfigError as exc:
-            raise ConfigError(raw_key, source, exc.problem) from None
-        sources[key] = source
-        given[key] = raw_key
-    result = replace(base, **changes, sources=sources, warnings=base.warnings)
-    try:
-        _check(result)
-    except ConfigError as exc:
-        raise ConfigError(given.get(exc.key, exc.key), exc.source, exc.problem) from None
-    return result
+    for key, value in values.items():
+        if key in MCP_KEYS:
+            continue
+        checked = _check(base, key, value, source, errors, aliases)
+        if checked is not None:
+            changes[checked[0]] = checked[1]
+            sources[checked[0]] = source
+    return replace(base, **changes, sources=sources, warnings=base.warnings)
 
 
-def _untrusted(values: Mapping[str, Any], current: Settings, source: str) -> dict[str, Any]:
+def _untrusted(values: Mapping[str, Any], current: Settings, source: str,
+               errors: list[ConfigError] | None) -> dict[str, Any]:
     """Workspace values minus what an untrusted repository may not set (each drop is a warning)."""
     kept: dict[str, Any] = {}
     dropped: list[str] = []
-    for raw_key, value in values.items():
-        key = _ALIASES.get(raw_key, raw_key.replace("-", "_"))
-        if key in WORKSPACE_SENSITIVE:
-            merge(current, {raw_key: value}, source)  # still report a bad value, naming key and file
-            dropped.append(raw_key)
+    for key, value in values.items():
+        name = SETTINGS.name(key)
+        if name in WORKSPACE_SENSITIVE:
+            if _check(current, key, value, source, errors) is not None:  # a bad value is still reported
+                dropped.append(key)
             continue
-        if key == "approval" and isinstance(value, str) and \
+        if name == "approval" and isinstance(value, str) and \
                 _STRICTNESS.get(value, 2) < _STRICTNESS.get(current.approval, 2):
-            dropped.append(f"{raw_key} = {value!r} (less strict than {current.approval!r})")
+            dropped.append(f"{key} = {value!r} (less strict than {current.approval!r})")
             continue
-        kept[raw_key] = value
+        kept[key] = value
+    _warn_ignored(current, source, dropped, f"a workspace file may not set these; put them in your user config "
+                  f"({user_config_path()}) or set trust_workspace_config = true there")
+    return kept
+
+
+def _warn_ignored(current: Settings, source: str, dropped: list[str], why: str) -> None:
+    """One warning on ``current`` for the workspace values that were dropped, saying why."""
     if dropped:
-        note = (f"{source}: ignored {', '.join(dropped)}: a workspace file may not set these; put them in your user "
-                f"config ({user_config_path()}) or set trust_workspace_config = true there")
+        note = f"{source}: ignored {', '.join(dropped)}: {why}"
         object.__setattr__(current, "warnings", (*current.warnings, note))
+
+
+def _sandbox_tightened(values: Mapping[str, Any], current: Settings, source: str,
+                       errors: list[ConfigError] | None) -> dict[str, Any]:
+    """Workspace values minus any that would loosen the sandbox: a repository may tighten it, never
+    loosen it, whatever ``trust_workspace_config`` says (each drop is a warning)."""
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in values.items():
+        name = SETTINGS.name(key)
+        if name in SANDBOX_KEYS:
+            checked = _check(current, key, value, source, errors)  # a bad value is still reported
+            if checked is None:
+                continue
+            if loosens(checked[0], checked[1], getattr(current, checked[0])):
+                dropped.append(f"{key} = {value!r}")
+                continue
+        kept[key] = value
+    _warn_ignored(current, source, dropped, f"a workspace file may tighten the sandbox, never loosen it; set these "
+                  f"in your user config ({user_config_path()}) or the editor's settings")
     return kept
 
 
@@ -216,37 +202,48 @@ def user_config_path() -> Path:
     return Path(user_config_dir("agentls")) / "config.toml"
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, errors: list[ConfigError] | None) -> dict[str, Any]:
     # A regular file of at most 1 MiB: a FIFO or a device named .agentls.toml is refused, never opened
     # (an open of a FIFO blocks until a writer comes: the server would be deaf for good).
     from agentls.agent.fileio import NotRegularFile, read_small
 
+    problem, outcome = None, None
     try:
         data = tomllib.loads(read_small(path, 1024 * 1024).decode("utf-8"))
     except FileNotFoundError:
         return {}
     except NotRegularFile as exc:
-        raise ConfigError("(file)", str(path), f"is {exc.kind}, not a regular file; it was not read") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
-        raise ConfigError("(file)", str(path), f"could not be read: {exc}") from None
+        problem = f"is {exc.kind}, not a regular file; it was not read"
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, ValueError, RecursionError) as exc:
+        problem, outcome = f"could not be read: {exc}", "the file is ignored"
+    if problem is not None:
+        error = ConfigError("(file)", str(path), problem, outcome=outcome if errors is not None else None)
+        if errors is None:
+            raise error from None
+        errors.append(error)
+        return {}
     section = data.get("agentls", data)
     return dict(section) if isinstance(section, dict) else {}
 
 
 def load_settings(workspace: Path | None = None, overrides: Mapping[str, Any] | None = None,
-                  *, environ: Mapping[str, str] | None = None) -> Settings:
-    """All layers merged. Regular-file reads of two small TOML files happen synchronously at startup."""
+                  *, environ: Mapping[str, str] | None = None, errors: list[ConfigError] | None = None,
+                  overrides_source: str = "initializationOptions") -> Settings:
+    """All layers merged. Regular-file reads of two small TOML files happen synchronously at startup.
+
+    A bad value raises ``ConfigError``; with ``errors`` given, every valid key of every layer applies and
+    the problems are appended there (a key with a bad value keeps the value of the layers below)."""
     env = os.environ if environ is None else environ
-    settings = Settings()
-    from_env = {field_name: env[var] for var, field_name in _ENV.items() if env.get(var)}
-    settings = merge(settings, from_env, "environment")
-    settings = merge(settings, _read_toml(user_config_path()), str(user_config_path()))
+    settings = merge(Settings(), {var: env[var] for var in ENVIRONMENT if env.get(var)}, "environment",
+                     errors=errors, aliases=ENVIRONMENT)
+    settings = merge(settings, _read_toml(user_config_path(), errors), str(user_config_path()), errors=errors)
     if workspace is not None:
         ws_file = workspace / ".agentls.toml"
-        ws_values = _read_toml(ws_file)
+        ws_values = _sandbox_tightened(_read_toml(ws_file, errors), settings, str(ws_file), errors)
         if not settings.trust_workspace_config:
-            ws_values = _untrusted(ws_values, settings, str(ws_file))
-        settings = merge(settings, ws_values, str(ws_file))
+            ws_values = _untrusted(ws_values, settings, str(ws_file), errors)
+        settings = merge(settings, ws_values, str(ws_file), errors=errors)
     if overrides:
-        settings = merge(settings, {k: v for k, v in overrides.items() if v is not None}, "initializationOptions")
+        settings = merge(settings, {k: v for k, v in overrides.items() if v is not None}, overrides_source,
+                         errors=errors)
     return settings

@@ -120,3 +120,18 @@ def turn_state(state: str, **details: Any) -> SessionUpdate:
     """``running`` when a turn starts, ``idle`` when it ends (with ``exitReason``), so a client also sees
     the turns it did not start itself (steers, code actions). Carried in ``session_info_update._meta``."""
     return session_info(meta={"turn": {"state": state, **{k: v for k, v in details.items() if v is not None}}})
+
+
+def sandbox_update(message: str, status: dict[str, Any]) -> SessionUpdate:
+    """Said once per session when commands run unconfined because no sandbox works here: an ACP
+    ``session_info_update`` whose ``_meta.agentls.sandbox`` carries the message and the status."""
+    return {"sessionUpdate": "session_info_update",
+            "_meta": {"agentls": {"sandbox": {**status, "message": message}}}}
+
+
+def sandbox_notice(update: SessionUpdate) -> str | None:
+    """The message of a ``sandbox_update``, else None."""
+    meta = update.get("_meta")
+    sandbox = meta.get("agentls", {}).get("sandbox") if isinstance(meta, dict) else None
+    message = sandbox.get("message") if isinstance(sandbox, dict) else None
+    return message if isinstance(message, str) else None

@@ -52,6 +52,23 @@ def footer(result: TurnResult) -> str:
     return "; ".join(parts)
 
 
+def summary(result: TurnResult) -> str | None:
+    """The footer for an editor's end of turn, or None when there is nothing to report (no file changed and
+    nothing failed, was refused or stopped: a question answered from reads alone)."""
+    if not (result.files_changed or result.failed_calls or result.refused or result.failed_edits
+            or result.tools_stopped or (result.last_call_failed and result.exit_reason is ExitReason.TEXT_RESPONSE)):
+        return None
+    return footer(result)
+
+
+def summary_json(result: TurnResult) -> dict[str, object]:
+    """The outcome record as the faces send it (camelCase, for ``agent/turn`` results and ``_meta``)."""
+    return {"summary": summary(result), "filesChanged": [c.to_json() for c in result.files_changed],
+            "failedCalls": [c.to_json() for c in result.failed_calls], "refused": [r.to_json() for r in result.refused],
+            "editsFailed": edits_failed(result), "lastCallFailed": result.last_call_failed,
+            "toolsStopped": result.tools_stopped}
+
+
 def edits_failed(result: TurnResult) -> bool:
     """An edit the model attempted did not land: it failed (and no later edit of the file made it good) or
     was refused."""

@@ -9,11 +9,13 @@ Paths given to a host are absolute and already confined to ``root`` by the calle
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from agentls.agent.fileio import TextWindow
+from agentls.agent.sandbox.policy import Confinement
 from agentls.agent.types import SessionUpdate
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -41,6 +43,10 @@ class CommandSpec:
     env: dict[str, str] | None = None
     # Variables an in-server command must not inherit (the model provider's API key).
     unset_env: tuple[str, ...] = ()
+    # The OS sandbox for an in-server command (None: unconfined). The editor's terminal is the editor's:
+    # nothing confines it, so with ``in_server`` (sandbox "strict") the host must run the command itself.
+    sandbox: Confinement | None = None
+    in_server: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class CommandResult:
     timed_out: bool = False
     signal: str | None = None
     terminal_id: str | None = None
+    sandbox: str | None = None  # the mechanism that confined the command, None when nothing did
 
 
 @dataclass(frozen=True)
@@ -118,4 +125,31 @@ class Host(Protocol):
 
     async def release(self, task_id: str | None = None) -> None:
         """Release terminals owned by ``task_id`` (all of them when None)."""
+        ...
+
+
+DiagnosticSeverity = Literal["error", "warning", "information", "hint"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem the editor shows in a file (from its language servers and linters)."""
+
+    path: Path
+    line: int  # 1-based
+    column: int  # 1-based, UTF-16 code units as the editor counts them
+    severity: DiagnosticSeverity
+    message: str
+    source: str | None = None  # "Pylance", "eslint"...
+    code: str | None = None
+
+
+@runtime_checkable
+class DiagnosticsHost(Protocol):
+    """The optional part of a host that can say what problems the editor sees (agent/diagnostics.py)."""
+
+    async def diagnostics(self, paths: Sequence[Path], *, settle: bool) -> dict[Path, list[Diagnostic]] | None:
+        """The editor's current problems in ``paths`` (absolute, confined), or None when the editor cannot
+        tell (no client answers). ``settle``: a file was just edited, so let its language servers catch
+        up briefly before answering."""
         ...

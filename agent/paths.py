@@ -33,16 +33,17 @@ def resolve_in_workspace(root: Path, raw: str | os.PathLike[str] | None) -> Path
     text = text.strip()
     if text.startswith("~"):
         raise OutsideWorkspace(f"{text!r} points into a home directory, outside the workspace {root}")
-    candidate = Path(text) if text else Path(".")
-    if not candidate.is_absolute():
-        candidate = root / candidate
+    base = str(root)
+    # On strings, not Path objects: this runs several times per tool call, and pathlib's resolve() costs
+    # twice as much for the same realpath(). A symlink loop is left unresolved by realpath(); whatever then
+    # opens it gets ELOOP, and the check below still sees where the path stands.
     try:
-        resolved = candidate.resolve()
-    except (OSError, RuntimeError) as exc:  # symlink loops, names too long
+        resolved = os.path.realpath(os.path.join(base, text) if text else base)
+    except (OSError, ValueError) as exc:  # names too long
         raise OutsideWorkspace(f"{text!r} cannot be resolved: {exc}") from exc
-    if resolved != root and root not in resolved.parents:
+    if resolved != base and not resolved.startswith(base if base.endswith(os.sep) else base + os.sep):
         raise OutsideWorkspace(f"{text!r} resolves outside the workspace {root}")
-    return resolved
+    return Path(resolved)
 
 
 def is_inside(root: Path, path: Path) -> bool:
@@ -56,7 +57,7 @@ def is_inside(root: Path, path: Path) -> bool:
 def display(root: Path, path: Path) -> str:
     """The path relative to the root, for messages to the model and the user."""
     try:
-        rel = path.relative_to(root.resolve())
+        rel = path.relative_to(_resolved_root(root))
     except ValueError:
         return str(path)
     return rel.as_posix() or "."

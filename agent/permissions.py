@@ -2,119 +2,63 @@
 
 Modes: ``ask`` (writes and commands ask), ``auto-edit`` (edits go through, commands ask), ``yolo``
 (nothing asks). Clearly dangerous commands always ask, even in yolo, unless ``allow_dangerous``;
-"always" answers never cover them, and are remembered only for the session that gave them.
+"always" answers never cover them, and are remembered only for the session that gave them. Running a
+command again outside the OS sandbox after the sandbox denied it always asks (an "always" answer
+covers the command's prefix), and is refused when nobody can be asked.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
+from collections.abc import Sequence
 from typing import Literal
+
+from agentls.agent.danger import dangerous_reason
+from agentls.agent.host import PermissionOption
+
+__all__ = ["Decision", "PermissionPolicy", "command_key", "dangerous_reason", "options_for", "remembered_key",
+           "what_it_is"]
 
 Decision = Literal["allow", "ask", "deny"]
 
-_FORCE_PUSH = re.compile(r"\bgit\b[^;&|]*\bpush\b[^;&|]*(\s--force(?:-with-lease)?\b|\s-[a-zA-Z]*f[a-zA-Z]*\b|\s\+\S)")
-_SSH = re.compile(r"(~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.ssh\b")
-_OTHER = re.compile(r"\bmkfs(\.\w+)?\b|\bdd\b[^;&|]*\bof=/dev/|:\(\)\s*\{\s*:\|:&\s*\};:|\bshutdown\b|\breboot\b|"
-                    r">\s*/dev/sd[a-z]|\bchmod\s+(-R\s+)?0?777\s+/(\s|$)")
-_SHELL = re.compile(r"^(ba|z|da|k|fi|c|tc)?sh$")
-_INTERPRETER = re.compile(r"^(ba|z|da|k|fi|c|tc)?sh$|^python[0-9.]*$|^perl$|^ruby$|^node$")
-_DOWNLOAD = frozenset({"curl", "wget", "fetch"})
-# Words that run the rest of the command line: looked through to find the real program.
-_WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "time", "nice", "command", "exec", "xargs", "timeout",
-                       "stdbuf", "setsid", "ionice"})
-_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "\n", "|&"})
-MAX_DEPTH = 4
+# An MCP tool's key is "mcp:<server>/<tool>" (agent/mcp/tools.py); "always allow" also exists for the server.
+MCP_PREFIX = "mcp:"
+ALLOW_SERVER = "allow_always_server"
 
 
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|\n")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: judge the words as they stand
-        return command.replace(";", " ; ").replace("&&", " && ").replace("|", " | ").split()
-
-
-def _program(words: list[str]) -> list[str]:
-    """The words from the real program on: wrappers, their options and VAR=value assignments skipped."""
-    i = 0
-    while i < len(words):
-        word = words[i]
-        name = word.rsplit("/", 1)[-1]
-        if name in _WRAPPERS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word) or (i > 0 and word.startswith("-")):
-            i += 1
-            if name == "timeout" and i < len(words) and re.match(r"^\d", words[i]):
-                i += 1
-            continue
-        break
-    return words[i:]
-
-
-def _outside(target: str, cwd_outside: bool, root: str) -> bool:
-    if target in ("/", "*", "..", "~", "-") or target.startswith(("~", "$HOME", "${HOME}", "..")) \
-            or "/../" in target or target.endswith("/.."):
-        return True
-    if target.startswith("/"):
-        return not (target == root or target.startswith(root.rstrip("/") + "/"))
-    return cwd_outside  # a relative path, after a `cd` out of the workspace
-
-
-def _analyze(command: str, root: str, depth: int = 0) -> str | None:
-    """Walk the command line segment by segment (through `sh -c`, `eval` and wrappers like sudo/env),
-    tracking `cd`, so the danger is found however the command is dressed."""
-    if depth > MAX_DEPTH:
+def _server_scope(key: str) -> str | None:
+    if not key.startswith(MCP_PREFIX) or "/" not in key:
         return None
-    segments: list[tuple[str, list[str]]] = [("", [])]  # (separator before it, words)
-    for token in _tokens(command):
-        if token in _SEPARATORS:
-            segments.append((token, []))
+    return key[: key.index("/")] + "/*"
+
+
+def options_for(key: str, dangerous: bool, options: Sequence[PermissionOption]) -> tuple[PermissionOption, ...]:
+    """The answers a question offers: no "always" for danger; for an MCP tool, "always" for the tool and for
+    every tool of its server."""
+    if dangerous:
+        return tuple(o for o in options if o.kind != "allow_always")
+    if _server_scope(key) is None:
+        return tuple(options)
+    server = key[len(MCP_PREFIX): key.index("/")]
+    out: list[PermissionOption] = []
+    for option in options:
+        if option.option_id == "allow_always":
+            out += [PermissionOption("allow_always", "Always allow this tool", "allow_always"),
+                    PermissionOption(ALLOW_SERVER, f"Always allow every tool of {server}", "allow_always")]
         else:
-            segments[-1][1].append(token)
-    cwd_outside = False
-    downloading = False  # an earlier part of this pipeline downloads something
-    for separator, raw_words in segments:
-        if separator != "|":
-            downloading = False
-        words = _program(raw_words)
-        if not words:
-            continue
-        name = words[0].rsplit("/", 1)[-1]
-        if name in _DOWNLOAD:
-            downloading = True
-        elif separator == "|" and downloading and _INTERPRETER.match(name):
-            return "it pipes a download into a shell"
-        elif _SHELL.match(name) or name == "eval":
-            inner = " ".join(words[1:]) if name == "eval" else \
-                (words[words.index("-c") + 1] if "-c" in words[:-1] else None)
-            if inner:
-                found = _analyze(inner, root, depth + 1)
-                if found:
-                    return found
-        elif name == "cd":
-            cwd_outside = _outside(words[1] if len(words) > 1 else "~", cwd_outside, root)
-        elif name == "rm":
-            flags = [w for w in words[1:] if w.startswith("-") and not w.startswith("--")]
-            recursive = any("r" in f.lower() for f in flags) or "--recursive" in words
-            targets = [w for w in words[1:] if not w.startswith("-")]
-            if recursive and any(_outside(t, cwd_outside, root) for t in targets):
-                return "it deletes recursively outside the workspace"
-    return None
+            out.append(option)
+    return tuple(out)
 
 
-def dangerous_reason(command: str, root: str) -> str | None:
-    """Why ``command`` is clearly dangerous, or None."""
-    found = _analyze(command, root)
-    if found:
-        return found
-    if _SSH.search(command):
-        return "it touches ~/.ssh"
-    if _FORCE_PUSH.search(command):
-        return "it force-pushes with git"
-    if _OTHER.search(command):
-        return "it can destroy the system or its disks"
-    return None
+def remembered_key(key: str, option_id: str) -> str:
+    """What an answer covers: the server's scope for "always allow every tool of <server>"."""
+    scope = _server_scope(key)
+    return scope if option_id == ALLOW_SERVER and scope is not None else key
+
+
+def what_it_is(action: str) -> str:
+    """How a refusal names the action: an edit, a fetch, a command, a tool call (an MCP tool's)."""
+    return {"edit": "edit", "fetch": "fetch", "execute": "command", "unsandboxed": "command"}.get(action, "tool call")
 
 
 class PermissionPolicy:
@@ -125,13 +69,18 @@ class PermissionPolicy:
         self._always_reject: set[str] = set()
 
     def decide(self, action: str, key: str, dangerous: bool) -> Decision:
-        """``action`` is "edit" or "execute"; ``key`` names what an "always" answer covers."""
+        """``action`` is "edit", "execute", "unsandboxed" (run again outside the OS sandbox after it
+        denied the command) or "other" (an MCP tool); ``key`` names what an "always" answer covers
+        (``mcp:<server>/<tool>`` is also covered by an "always allow" of ``mcp:<server>/*``)."""
         if dangerous and not self.allow_dangerous:
             return "ask"
+        scope = _server_scope(key)
         if key in self._always_reject:
             return "deny"
-        if key in self._always_allow:
+        if key in self._always_allow or (scope is not None and scope in self._always_allow):
             return "allow"
+        if action == "unsandboxed":
+            return "ask"  # leaving the sandbox is the user's call in every mode, yolo included
         if self.mode == "yolo":
             return "allow"
         if self.mode == "auto-edit" and action == "edit":
@@ -140,7 +89,7 @@ class PermissionPolicy:
 
     def unattended(self, action: str, dangerous: bool) -> Decision:
         """What happens when the user cannot be asked: the mode decides; danger is refused."""
-        if dangerous and not self.allow_dangerous:
+        if (dangerous and not self.allow_dangerous) or action == "unsandboxed":
             return "deny"
         if self.mode == "yolo" or (self.mode == "auto-edit" and action == "edit"):
             return "allow"

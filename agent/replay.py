@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from agentls.agent import events
+from agentls.agent.editor_context import strip as strip_editor_context
 from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 from agentls.agent.tools.base import Tool
 from agentls.agent.tools.registry import BUILTIN_TOOLS
@@ -49,7 +50,7 @@ def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Ite
         if role == "user":
             if (msg.get("meta") or {}).get("summary"):
                 continue
-            text = text_of(msg)
+            text = strip_editor_context(text_of(msg))  # the prompt as the user typed it
             if text:
                 yield events.user_chunk(text)
             content = msg.get("content")

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent.config import DEFAULT_MODELS, ConfigError, Settings
+from agentls.agent.sandbox.policy import config_from
 
 if TYPE_CHECKING:
     import httpx
@@ -54,13 +55,14 @@ def agent_from_settings(settings: Settings, *, workspace: Path, host: Host | Non
         model=resolved.model, base_url=resolved.base_url, api_key=resolved.api_key, provider=resolved.provider,
         max_iterations=settings.max_iterations, fallback_models=settings.fallback_models, session_db=session_db,
         workspace=workspace, host=host, session_id=session_id, stream=settings.stream,
-        tool_mode=resolved.tool_mode, context_window=settings.context_window,
+        tool_mode=resolved.tool_mode, small_model=settings.small_model, context_window=settings.context_window,
         compression_threshold=settings.compression_threshold, approval=settings.approval,
         allow_dangerous=settings.allow_dangerous, aux_model=settings.aux_model, titles=settings.titles,
         request_timeout=settings.request_timeout, max_retries=settings.max_retries, max_tokens=settings.max_tokens,
         temperature=settings.temperature, thinking_budget=settings.thinking_budget,
         terminal_timeout=settings.terminal_timeout,
         tool_output_limit=settings.tool_output_limit, trajectory_path=settings.trajectory_path,
-        http_client=http_client)
+        http_client=http_client,
+        sandbox=config_from(settings.sandbox, settings.sandbox_network, settings.sandbox_writable))
     kwargs.update(overrides)
     return AIAgent(**kwargs)

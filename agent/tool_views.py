@@ -2,42 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
-from agentls.agent.local.prompt import CompactSchemas
+from agentls.agent.local.prompt import CompactSchemas, grammar_paths, hidden_tools
 from agentls.agent.tools.registry import ToolRegistry
 
 
 class ToolViews:
-    """A mixin of ``AIAgent``."""
+    """``small_model``: the embedded local model gets compact schemas and a compact system prompt
+    (agent/local/prompt.py). ``json_mode``: tool calls go through a JSON grammar, which can also rule out
+    invented paths."""
 
-    provider_name: str
-    tool_mode: str | None
-    registry: ToolRegistry
-    root: Path
-    _compact: CompactSchemas
-    system_prompt: str | None
+    def __init__(self, registry: ToolRegistry, root: Path, *, small_model: bool, json_mode: bool,
+                 system_prompt: Callable[[], str | None]) -> None:
+        self.small_model = small_model
+        self.json_mode = json_mode
+        self._registry = registry
+        self._root = root
+        self._system_prompt = system_prompt
+        self._compact = CompactSchemas()
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        """The tool schemas sent to the model: compact ones for the small local model (agent/local/prompt.py)."""
-        full = self.registry.schemas()
-        if self.provider_name != "local":
+    def schemas(self) -> list[dict[str, Any]]:
+        """The tool schemas sent to the model."""
+        full = self._registry.schemas()
+        if not self.small_model:
             return full
-        from agentls.agent.local.prompt import hidden_tools
-
-        return self._compact.of(id(self.registry), self.registry.version, full, hidden_tools(self.system_prompt))
-
-    @property
-    def json_tool_mode(self) -> bool:
-        return (self.tool_mode or ("json" if self.provider_name == "local" else "native")) == "json"
+        return self._compact.of(id(self._registry), self._registry.version, full, hidden_tools(self._system_prompt()))
 
     async def grammar_paths(self) -> list[str] | None:
         """In tool_mode json, the workspace's files for the grammar's ``path`` enum (None when too many)."""
-        if not self.json_tool_mode:
+        if not self.json_mode:
             return None
-        from agentls.agent.local.prompt import grammar_paths
-
-        return await anyio.to_thread.run_sync(grammar_paths, self.root)
+        return await anyio.to_thread.run_sync(grammar_paths, self._root)

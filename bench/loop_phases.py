@@ -29,20 +29,21 @@ from bench.loop_overhead import Case, agentls_turn, raw_turn, wire_setup
 
 # (label, module, attribute path, kind); kind: "async", "sync" or "agen" (time spent inside an async generator)
 PHASES: list[tuple[str, str, str, str]] = [
-    ("_persist (every call)", "agentls.agent.agent", "AIAgent._persist", "async"),
+    ("Conversation.persist (every call)", "agentls.agent.conversation", "Conversation.persist", "async"),
     ("  store.append_messages", "agentls.agent.sessions.store", "SessionStore.append_messages", "async"),
-    ("_should_compress", "agentls.agent.agent", "AIAgent._should_compress", "sync"),
-    ("call_model", "agent.loop.turn", "call_model", "async"),
-    ("  request.build", "agent.loop.request", "build", "sync"),
+    ("Compactor.due", "agentls.agent.compactor", "Compactor.due", "sync"),
+    ("call_model", "agentls.agent.loop.rounds", "call_model", "async"),
+    ("  request.prompt", "agentls.agent.loop.request", "prompt", "sync"),
     ("  provider.complete", "agentls.agent.providers.openai", "OpenAIProvider.complete", "async"),
     ("    _body (encode the request)", "agentls.agent.providers.openai", "OpenAIProvider._body", "sync"),
     ("    iter_sse (read the stream after the headers)", "agentls.agent.providers.openai", "iter_sse", "agen"),
-    ("prepare_calls", "agent.loop.turn", "prepare_calls", "sync"),
-    ("announce (tool_call updates)", "agent.loop.turn", "announce", "async"),
-    ("run_calls", "agent.loop.turn", "run_calls", "async"),
-    ("  host.read_text", "agent.disk_host", "DiskHost.read_text", "async"),
-    ("  hints_for", "agent.context.hints", "HintTracker.hints_for", "async"),
-    ("_emit (all updates)", "agentls.agent.agent", "AIAgent._emit", "async"),
+    ("prepare_calls", "agentls.agent.loop.rounds", "prepare_calls", "sync"),
+    ("announce (tool_call updates)", "agentls.agent.loop.rounds", "announce", "async"),
+    ("run_calls", "agentls.agent.loop.rounds", "run_calls", "async"),
+    ("  ToolRunner.run", "agentls.agent.tool_runner", "ToolRunner.run", "async"),
+    ("    host.read_text", "agentls.agent.disk_host", "DiskHost.read_text", "async"),
+    ("  hints_for", "agentls.agent.context.hints", "HintTracker.hints_for", "async"),
+    ("UpdateSender.send (all updates)", "agentls.agent.updates", "UpdateSender.send", "async"),
 ]
 
 totals: collections.defaultdict[str, float] = collections.defaultdict(float)

@@ -1,4 +1,5 @@
-"""The ``agentls`` command: ``run`` (headless), ``lsp``, ``acp``, ``model``, ``fake-provider``, ``sessions``.
+"""The ``agentls`` command: ``run`` (headless), ``lsp``, ``acp``, ``model``, ``fake-provider``, ``sessions``,
+``sandbox``.
 
 Heavy modules are imported per subcommand so each starts as fast as it can.
 """
@@ -6,17 +7,20 @@ Heavy modules are imported per subcommand so each starts as fast as it can.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 
 from agentls.agent.version import __version__
 
-USAGE = """agentls {run,lsp,acp,model,sessions,fake-provider} ...
+USAGE = """agentls {run,lsp,acp,model,sessions,sandbox,fake-provider} ...
 
   agentls run [options] "prompt"     one headless turn in a workspace; the answer goes to stdout
   agentls lsp                        the LSP face on stdio (VS Code, Neovim, Helix, Emacs)
   agentls acp                        the ACP face on stdio (Zed, JetBrains, CodeCompanion, avante)
   agentls model path|check           where the embedded local model is; verify it
   agentls sessions [--cwd DIR] [--query Q]   list stored sessions
+  agentls sandbox [-w DIR] [--json]  which OS sandbox confines commands here, with which settings
   agentls fake-provider [options]    the scripted OpenAI/Anthropic-compatible test provider
   agentls --version
 """
@@ -31,6 +35,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agentls {__version__}")
         return 0
     command, rest = args[0], args[1:]
+    if command in ("run", "lsp", "acp"):
+        from agentls.agent.process_group import kill_all
+
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        try:
+            return _serve(command, rest)
+        finally:
+            kill_all()  # nothing a command started outlives the server
+            signal.signal(signal.SIGTERM, previous)
+    return _tool(command, rest)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (where a face does not handle it itself): kill the commands' processes, then exit."""
+    from agentls.agent.process_group import kill_all
+
+    kill_all()
+    os._exit(128 + signum)
+
+
+def _serve(command: str, rest: list[str]) -> int:
     if command == "run":
         from agentls.server.run import main as run_main
 
@@ -43,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from agentls.server.acp import main as acp_main
 
         return acp_main(rest)
+    raise AssertionError(command)
+
+
+def _tool(command: str, rest: list[str]) -> int:
     if command == "model":
         from agentls.agent.local.cli import main as model_main
 
@@ -51,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         from agentls.server.run import sessions_main
 
         return sessions_main(rest)
+    if command == "sandbox":
+        from agentls.server.run import sandbox_main
+
+        return sandbox_main(rest)
     if command == "fake-provider":
         from agentls.agent.scripted.__main__ import main as fake_main
 

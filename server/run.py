@@ -18,12 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from agentls.agent.config import ConfigError, load_settings
+from agentls.agent.events import sandbox_notice
 from agentls.agent.footer import edits_failed, footer
 from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.types import SessionUpdate
@@ -85,6 +87,10 @@ class Renderer:
         elif kind == "compaction_update" and update.get("status") == "completed":
             self._newline()
             self._write("  (context compacted)\n")
+        elif kind == "session_info_update" and isinstance(sandbox := sandbox_notice(update), str):
+            self._newline()
+            self.out.write(sandbox + "\n")  # a warning: shown even with --quiet
+            self.out.flush()
 
     async def spin(self) -> None:
         if not self.tty or self.quiet:
@@ -109,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--approval", choices=["ask", "auto-edit", "yolo"],
                    help="default auto-edit here: edits apply, commands need --approval yolo")
     p.add_argument("--max-iterations", type=int)
+    p.add_argument("--sandbox", choices=["auto", "strict", "off"],
+                   help="the OS sandbox for commands (default auto: on wherever a mechanism works)")
+    p.add_argument("--sandbox-network", choices=["off", "on"], help="let sandboxed commands use the network")
     p.add_argument("--no-stream", action="store_true", help="ask the model for whole responses")
     p.add_argument("--session", help="continue this stored session")
     p.add_argument("--no-persist", action="store_true", help="do not store the session")
@@ -127,11 +136,12 @@ async def _run(ns: argparse.Namespace) -> int:
     if not workspace.is_dir():
         print(f"agentls: workspace {workspace} is not a directory", file=sys.stderr)
         return 2
-    overrides = {"model": ns.model, "baseUrl": ns.base_url, "provider": ns.provider, "apiKeyEnv": ns.api_key_env,
-                 "approval": ns.approval, "maxIterations": ns.max_iterations,
-                 "stream": False if ns.no_stream else None}
+    overrides = {"model": ns.model, "base-url": ns.base_url, "provider": ns.provider, "api-key-env": ns.api_key_env,
+                 "approval": ns.approval, "max-iterations": ns.max_iterations,
+                 "stream": False if ns.no_stream else None, "sandbox": ns.sandbox,
+                 "sandbox-network": ns.sandbox_network}
     try:
-        settings = load_settings(workspace, overrides)
+        settings = load_settings(workspace, overrides, overrides_source="command line")
         if ns.approval is None and "approval" not in settings.sources:
             from agentls.agent.config import merge
 
@@ -140,10 +150,11 @@ async def _run(ns: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return 2
-    if resolved.is_default_local and not ns.quiet:
-        from agentls.agent.local import LOCAL_MODEL_NOTICE
+    if not ns.quiet:
+        from agentls.server.runtime.notices import session_notices
 
-        print(LOCAL_MODEL_NOTICE + "\n", file=sys.stderr)
+        for notice in session_notices(settings):
+            print(notice.text + "\n", file=sys.stderr)
     prompt = sys.stdin.read() if ns.prompt == "-" else ns.prompt
     renderer = Renderer(sys.stderr, ns.quiet)
     session_db = None
@@ -172,8 +183,12 @@ async def _run(ns: argparse.Namespace) -> int:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     spinner = asyncio.ensure_future(renderer.spin())
+    from agentls.agent.mcp.build import build_manager
+
+    mcp = build_manager(agent.registry, workspace, trusted=settings.trust_workspace_config)
     try:
         async with agent:
+            await _start_mcp(mcp, renderer)
             result = await agent.run_conversation(prompt)
     except asyncio.CancelledError:
         renderer._write("\n[aborted]\n")
@@ -189,6 +204,7 @@ async def _run(ns: argparse.Namespace) -> int:
     finally:
         spinner.cancel()
         loop.remove_signal_handler(signal.SIGINT)
+        await mcp.aclose()
     renderer._newline()
     if ns.json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
@@ -200,21 +216,25 @@ async def _run(ns: argparse.Namespace) -> int:
     return exit_code(result)
 
 
-def _log_to_stderr() -> None:
-    import logging
-
-    from agentls.agent.redact import protect_handler
-
-    handler = protect_handler(logging.StreamHandler(sys.stderr))
-    handler.setFormatter(logging.Formatter("agentls: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.WARNING)
+async def _start_mcp(mcp: Any, renderer: Renderer) -> None:
+    """One turn, so its MCP servers are waited for (each up to its start timeout) before it starts."""
+    for problem in mcp.problems:
+        renderer._write(f"agentls: {problem}\n")
+    if not mcp.connections:
+        return
+    mcp.start()
+    await mcp.wait_ready()
+    for status in mcp.status():
+        if status["state"] != "ready":
+            renderer._write(f"agentls: MCP server {status['name']} {status['state']}: {status['lastError']}\n")
 
 
 def main(argv: list[str]) -> int:
+    from agentls.server.runtime.logs import setup_logging
+
     ns = build_parser().parse_args(argv)
-    _log_to_stderr()
+    setup_logging(os.environ.get("AGENTLS_LOG_FILE") or None, os.environ.get("AGENTLS_LOG_LEVEL") or "WARNING",
+                  terse=True)
     try:
         return asyncio.run(_run(ns))
     except KeyboardInterrupt:
@@ -243,3 +263,40 @@ def sessions_main(argv: list[str]) -> int:
         return 0
 
     return asyncio.run(go())
+
+
+def sandbox_main(argv: list[str]) -> int:
+    """``agentls sandbox``: the active mechanism (or why there is none) and the settings, for a workspace."""
+    p = argparse.ArgumentParser(prog="agentls sandbox", description="Show how commands are sandboxed here.")
+    p.add_argument("--workspace", "-w", default=".", help="workspace root (default: the current directory)")
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
+    ns = p.parse_args(argv)
+    workspace = Path(ns.workspace).resolve()
+    try:
+        settings = load_settings(workspace)
+    except ConfigError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return 2
+    from agentls.agent.sandbox.detect import detect
+    from agentls.agent.sandbox.policy import config_from
+    from agentls.agent.sandbox.session import CommandSandbox
+
+    sandbox = CommandSandbox(config_from(settings.sandbox, settings.sandbox_network, settings.sandbox_writable),
+                             workspace)
+
+    async def status() -> dict[str, Any]:
+        return {**await sandbox.status(), "skipped": list((await detect()).skipped)}
+
+    found = asyncio.run(status())
+    for warning in settings.warnings:
+        print(f"agentls: {warning}", file=sys.stderr)
+    if ns.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    print(f"sandbox: {found['mode']} (network {found['network']})")
+    print(f"mechanism: {found['mechanism'] or 'none: commands run unconfined'} ({found['detail']})")
+    tmp = {"private": ", and /tmp (private to each session)", "shared": ", and /tmp (the host's, shared)"}
+    print("writable: " + ", ".join(found["writable"]) + tmp.get(found["tmp"], ""))
+    for reason in found["skipped"]:
+        print(f"not used: {reason}")
+    return 0

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import anyio
 
 from agentls.agent import events
-from agentls.agent.truncate import cap_text
+from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import PreparedCall
 from agentls.agent.loop.state import TurnState
 from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
-from agentls.agent.tools.base import ToolFailure, ToolOutput
+from agentls.agent.truncate import cap_text
 from agentls.agent.types import Message, SessionUpdate
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from agentls.agent.agent import AIAgent
 
 log = logging.getLogger("agentls.tools")
 
@@ -45,42 +41,44 @@ def batches(prepared: list[PreparedCall]) -> list[list[int]]:
     return groups
 
 
-def _locations(agent: AIAgent, p: PreparedCall) -> list[dict[str, object]]:
+def _paths(root: Path, p: PreparedCall) -> list[Path]:
+    """The workspace paths a call names (those outside the workspace are left out)."""
     if p.tool is None or p.args is None:
         return []
     out = []
     for raw in p.tool.paths(p.args):
         try:
-            out.append(events.location(str(resolve_in_workspace(agent.root, raw))))
+            out.append(resolve_in_workspace(root, raw))
         except OutsideWorkspace:
             continue
     return out
 
 
-async def announce(agent: AIAgent, prepared: list[PreparedCall]) -> None:
+async def announce(parts: TurnParts, prepared: list[PreparedCall]) -> list[list[Path]]:
+    """A ``tool_call`` update per call; returns the workspace paths each call names (resolved once)."""
+    root = parts.conversation.root
+    named = []
     for p in prepared:
         tool = p.tool
+        paths = _paths(root, p)
+        named.append(paths)
         title = (tool.title(p.args) if tool and p.args is not None else "") or p.call["function"]["name"]
-        await agent._emit(events.tool_call(p.call["id"], title, tool.kind if tool else "other",
-                                           locations=_locations(agent, p), raw_input=p.args if p.args is not None
-                                           else {"arguments": p.call["function"]["arguments"]}))
+        await parts.updates.send(events.tool_call(
+            p.call["id"], title, tool.kind if tool else "other",
+            locations=[events.location(str(path)) for path in paths],
+            raw_input=p.args if p.args is not None else {"arguments": p.call["function"]["arguments"]}))
+    return named
 
 
-async def _touched_paths(agent: AIAgent, p: PreparedCall) -> list[Path]:
+def _touched_paths(root: Path, p: PreparedCall, named: list[Path]) -> list[Path]:
+    """The paths a call named, and for a command the paths its command line mentions (for hints)."""
     assert p.tool is not None and p.args is not None
-    raws = list(p.tool.paths(p.args))
-    paths = []
-    for raw in raws:
-        try:
-            paths.append(resolve_in_workspace(agent.root, raw))
-        except OutsideWorkspace:
-            continue
     if p.tool.kind == "execute" and isinstance(p.args.get("command"), str):
         from agentls.agent.context.hints import paths_in_command
 
-        cwd = paths[0] if paths else agent.root
-        paths.extend(paths_in_command(p.args["command"], cwd, agent.root))
-    return paths
+        cwd = named[0] if named else root
+        return [*named, *paths_in_command(p.args["command"], cwd, root)]
+    return named
 
 
 @dataclass
@@ -88,32 +86,20 @@ class Outcome:
     text: str  # what the model reads
     is_error: bool
     update: SessionUpdate  # the final tool_call_update, sent once the result is persisted
+    images: list[dict[str, Any]] = field(default_factory=list)  # for models that take images in tool results
 
 
-async def _run_one(agent: AIAgent, turn: TurnState, p: PreparedCall) -> Outcome:
+async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: list[Path]) -> Outcome:
     tool, args = p.tool, p.args
     assert tool is not None and args is not None
-    await agent._emit(events.tool_call_update(p.call["id"], status="in_progress"))
-    ctx = agent._tool_context(p.call["id"], turn)
-    out: ToolOutput | None = None
-    try:
-        if tool.timeout is None:
-            out = await tool.run(ctx, args)
-        else:
-            with anyio.move_on_after(tool.timeout):
-                out = await tool.run(ctx, args)
-            if out is None:
-                out = ToolOutput(f"error: {tool.name} timed out after {tool.timeout:g}s and was stopped", True)
-    except ToolFailure as exc:
-        out = ToolOutput(f"error: {exc}", is_error=True)
-    except Exception as exc:  # a crashed tool is an error result; the loop goes on
-        log.exception("tool %s crashed", tool.name)
-        out = ToolOutput(f"error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}", is_error=True)
-    text, _ = cap_text(out.text, agent.tool_output_limit)
+    call_id = p.call["id"]
+    await parts.updates.send(events.tool_call_update(call_id, status="in_progress"))
+    out = await parts.tools.run(tool, args, call_id, turn.task_id)
+    text, _ = cap_text(out.text, parts.tools.output_limit)
     if p.note:
         text = f"[{p.note}]\n{text}"
     try:
-        hint = await agent.hints.hints_for(await _touched_paths(agent, p))
+        hint = await parts.tools.hints_for(_touched_paths(parts.conversation.root, p, named))
     except Exception:  # hints only add information; they never break a tool result
         log.exception("loading subdirectory hints failed")
         hint = None
@@ -121,8 +107,8 @@ async def _run_one(agent: AIAgent, turn: TurnState, p: PreparedCall) -> Outcome:
         text += hint
     ui = out.content or [events.text_content(cap_text(out.text, UI_PREVIEW_CHARS)[0])]
     return Outcome(text, out.is_error, events.tool_call_update(
-        p.call["id"], status="failed" if out.is_error else "completed", content=ui,
-        locations=out.locations or None, raw_output=out.raw_output))
+        call_id, status="failed" if out.is_error else "completed", content=ui,
+        locations=out.locations or None, raw_output=out.raw_output), out.images)
 
 
 def _failed(p: PreparedCall, text: str) -> Outcome:
@@ -134,8 +120,8 @@ class _Results:
     """Results join the transcript in call order as soon as a prefix of them is ready, are persisted, and
     only then does the editor hear they are done: whatever it saw completed survives a crash."""
 
-    def __init__(self, agent: AIAgent, turn: TurnState, prepared: list[PreparedCall]) -> None:
-        self.agent, self.turn, self.prepared = agent, turn, prepared
+    def __init__(self, parts: TurnParts, turn: TurnState, prepared: list[PreparedCall]) -> None:
+        self.parts, self.turn, self.prepared = parts, turn, prepared
         self.outcomes: list[Outcome | None] = [None] * len(prepared)
         self.flushed = 0
         self._lock = anyio.Lock()
@@ -145,34 +131,37 @@ class _Results:
         await self.flush()
 
     async def flush(self) -> None:
+        conversation = self.parts.conversation
         async with self._lock:
             ready: list[SessionUpdate] = []
             while self.flushed < len(self.prepared) and (o := self.outcomes[self.flushed]) is not None:
                 p = self.prepared[self.flushed]
                 msg: Message = {"role": "tool", "tool_call_id": p.call["id"], "name": p.call["function"]["name"],
-                                "content": o.text}
+                                "content": [{"type": "text", "text": o.text}, *o.images] if o.images else o.text}
                 if o.is_error:
                     msg["meta"] = {"error": True}
-                self.turn.outcome.tool_result(p.call["function"]["name"], p.args, o.is_error, o.text)
-                self.turn.guard.result(p.call["function"]["name"], p.args, p.call["function"]["arguments"], o.text)
-                self.agent.messages.append(msg)
+                name, raw = p.call["function"]["name"], p.call["function"]["arguments"]
+                self.turn.outcome.tool_result(name, p.args, o.is_error, o.text)
+                self.turn.guard.result(name, p.args, raw, o.text)
+                conversation.messages.append(msg)
                 ready.append(o.update)
                 self.flushed += 1
             if not ready:
                 return
             try:
-                await self.agent._persist(self.turn)
+                await conversation.persist()
             except Exception as exc:  # kept in memory and written with the next round; the turn goes on
                 log.exception("persisting tool results failed")
                 self.turn.cleanup_errors.append(f"persist: {type(exc).__name__}: {exc}")
             for update in ready:
-                await self.agent._emit(update)
+                await self.parts.updates.send(update)
 
 
-async def run_calls(agent: AIAgent, turn: TurnState, prepared: list[PreparedCall]) -> None:
+async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCall],
+                    named: list[list[Path]]) -> None:
     """Append one tool message per call to the transcript, in call order, whatever happens (errors,
-    timeouts, interrupts)."""
-    results = _Results(agent, turn, prepared)
+    timeouts, interrupts). ``named`` is what ``announce`` returned."""
+    results = _Results(parts, turn, prepared)
     started: set[int] = set()
     for i, p in enumerate(prepared):
         if p.error is not None:
@@ -180,9 +169,9 @@ async def run_calls(agent: AIAgent, turn: TurnState, prepared: list[PreparedCall
 
     async def run_index(i: int) -> None:
         started.add(i)
-        await results.put(i, await _run_one(agent, turn, prepared[i]))
+        await results.put(i, await _run_one(parts, turn, prepared[i], named[i]))
 
-    with agent._interruptible():
+    with parts.control.interruptible():
         for group in batches(prepared):
             todo = [i for i in group if results.outcomes[i] is None]
             if len(todo) == 1:

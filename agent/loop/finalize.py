@@ -1,42 +1,17 @@
-"""Finalization: close open tool sequences, hand back a pending steer, release, persist, report."""
+"""Finalization: close open tool sequences, answer an unanswered user message, persist, release, record."""
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
 
+from agentls.agent.loop.exits import Ending
+from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.state import TurnState
-from agentls.agent.result import ExitReason, TurnResult
-from agentls.agent.transcript import repair, violations
-
-if TYPE_CHECKING:
-    from agentls.agent.agent import AIAgent
+from agentls.agent.result import ExitReason
+from agentls.agent.types import Message
 
 log = logging.getLogger("agentls.loop")
-
-
-async def finalize(agent: AIAgent, turn: TurnState) -> None:
-    """Every step runs even if an earlier one fails; failures land in ``turn.cleanup_errors``."""
-    if violations(agent.messages):
-        # Only the unpersisted tail can be broken (rounds are persisted whole); rewrite if the prefix changed.
-        fixed = repair(agent.messages)
-        done = agent._persisted
-        if fixed[:done] != agent.messages[:done]:
-            agent._needs_rewrite = True
-        agent.messages[:] = fixed
-    close_unanswered(agent, turn)
-    steps: list[tuple[str, Any]] = [
-        ("persist", agent._persist(turn, final=True)),
-        ("release terminals", agent.host.release(turn.task_id)),
-        ("trajectory", agent._save_trajectory(turn)),
-    ]
-    for name, coro in steps:
-        try:
-            await coro
-        except Exception as exc:  # cleanup never hides the result
-            log.exception("finalize step %r failed", name)
-            turn.cleanup_errors.append(f"{name}: {type(exc).__name__}: {exc}")
-
 
 UNANSWERED = {
     ExitReason.INTERRUPTED: "(no answer: the user interrupted this turn)",
@@ -47,21 +22,40 @@ UNANSWERED = {
 }
 
 
-def close_unanswered(agent: AIAgent, turn: TurnState) -> None:
+async def finalize(parts: TurnParts, turn: TurnState, ending: Ending) -> None:
+    """Every step runs even if an earlier one fails; failures land in ``turn.cleanup_errors``. Each step's
+    coroutine is created only when it runs, so a cancellation leaves none behind un-awaited."""
+    parts.conversation.repair_tail()
+    close_unanswered(parts.conversation.messages, ending)
+    steps: list[tuple[str, Callable[[], Awaitable[None]]]] = [
+        ("persist", lambda: parts.conversation.persist(final=True)),
+        ("release terminals", lambda: parts.host.release(turn.task_id)),
+        ("trajectory", lambda: save_trajectory(parts, turn, ending)),
+    ]
+    for name, step in steps:
+        try:
+            await step()
+        except Exception as exc:  # cleanup never hides the result
+            log.exception("finalize step %r failed", name)
+            turn.cleanup_errors.append(f"{name}: {type(exc).__name__}: {exc}")
+
+
+def close_unanswered(messages: list[Message], ending: Ending) -> None:
     """A turn that ends on a user message gets a short placeholder answer, so the next user message never
     follows another one and the model can tell the earlier request went unanswered."""
-    if agent.messages and agent.messages[-1].get("role") == "user":
-        text = UNANSWERED.get(turn.exit_reason, "(no answer)")
-        if turn.error:
-            text = f"{text[:-1]}: {turn.error['category']})"
-        agent.messages.append({"role": "assistant", "content": text, "meta": {"placeholder": True}})
+    if messages and messages[-1].get("role") == "user":
+        text = UNANSWERED.get(ending.reason, "(no answer)")
+        if ending.error:
+            text = f"{text[:-1]}: {ending.error['category']})"
+        messages.append({"role": "assistant", "content": text, "meta": {"placeholder": True}})
 
 
-def result(agent: AIAgent, turn: TurnState) -> TurnResult:
-    outcome = turn.outcome
-    return TurnResult(session_id=agent.session_id, exit_reason=turn.exit_reason, final_response=turn.final_response,
-                      messages=agent.transcript(), api_calls=turn.api_calls, usage=turn.usage, error=turn.error,
-                      pending_steer=agent._take_steer(), cleanup_errors=tuple(turn.cleanup_errors),
-                      files_changed=outcome.files_changed(agent.root), failed_calls=outcome.failed_calls(),
-                      refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
-                      last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped)
+async def save_trajectory(parts: TurnParts, turn: TurnState, ending: Ending) -> None:
+    if parts.trajectory_path is None:
+        return
+    from agentls.agent.trajectory import TrajectoryWriter
+
+    conversation = parts.conversation
+    await TrajectoryWriter(parts.trajectory_path).write(
+        session_id=conversation.session_id, task_id=turn.task_id, model=parts.caller.endpoints.model,
+        messages=conversation.transcript(), usage=dict(turn.calls.usage), exit_reason=ending.reason)

@@ -1,153 +1,102 @@
-"""The turn state machine: call the model, validate its tool calls, run them, append, repeat."""
+"""One turn from the user's message to its ``TurnResult``: start, the rounds, finalization, the title."""
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from agentls.agent.loop.call import call_model
-from agentls.agent.loop.dispatch import announce, run_calls
-from agentls.agent.loop.prepare import PreparedCall, prepare_calls
+import anyio
+
+from agentls.agent import events
+from agentls.agent.loop.exits import Ending
+from agentls.agent.loop.finalize import finalize
+from agentls.agent.loop.parts import TurnParts
+from agentls.agent.loop.rounds import run_rounds
 from agentls.agent.loop.state import TurnState
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.result import ExitReason
-from agentls.agent.types import Message, text_of
-
-if TYPE_CHECKING:
-    from agentls.agent.agent import AIAgent
-
-log = logging.getLogger("agentls.loop")
-
-NUDGE = "(Your last reply was empty. Continue the task: call a tool, or answer the user.)"
-GRACE = ("You have used the whole step budget for this turn, so tools are no longer available. Reply now, "
-         "without calling tools, with a short summary: what you did, what is left, and what the user should do next.")
-CONTINUE = "(Your reply was cut off by the output limit. Continue exactly where it stopped, without repeating.)"
-STOPPED = "(I stopped: I kept repeating the same tool call without progress.)"
-MAX_EMPTY_RETRIES = 2
-MAX_CONTINUATIONS = 2
+from agentls.agent.replay import replay_updates
+from agentls.agent.result import ExitReason, TurnResult
+from agentls.agent.transcript import repair
 
 
-def _exit(turn: TurnState, reason: ExitReason, error: ProviderError | None = None) -> None:
-    turn.exit_reason = reason
-    if error is not None:
-        turn.error = {"category": error.category, "message": str(error)}
+@dataclass(frozen=True)
+class TurnRequest:
+    content: Any  # the user message's content (normalized)
+    system_message: str | None = None  # used when the session's system prompt is first built
+    history: Sequence[Any] | None = None  # a transcript that replaces the session's (repaired first)
+    task_id: str | None = None
+    runtime_context: str | None = None  # editor state: rides on this turn's user message only
+    echo_prompt: bool = False  # send the prompt as a user_message_chunk (a turn the client did not type)
 
 
-def guard_calls(turn: TurnState, prepared: list[PreparedCall]) -> None:
-    """The loop guard: the ``limit``-th identical call does not run and stops tool use for the turn."""
-    for p in prepared:
-        if p.error is not None:
-            continue
-        stop = turn.guard.see(p.call["function"]["name"], p.args, p.call["function"]["arguments"], turn.iterations)
-        if stop:
-            p.error = stop
-            turn.outcome.stop_tools(f"{p.call['function']['name']} was called {turn.guard.limit} times with the "
-                                    "same arguments")
+async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
+    conversation = parts.conversation
+    system_message = req.system_message
+    if req.history is not None:
+        items = list(req.history)
+        if items and isinstance(items[0], dict) and items[0].get("role") == "system":
+            system_message = system_message or str(items.pop(0).get("content") or "")
+        conversation.replace(repair(items))
+    await conversation.ensure_system_prompt(system_message, parts.registry.names,
+                                            small_model=parts.views.small_model)
+    if not parts.budget_shared:
+        parts.budget.reset()
+    user_index = conversation.start_turn(req.content)
+    context = "\n\n".join(x for x in (conversation.take_notes(), req.runtime_context) if x) or None
+    turn = TurnState(task_id=req.task_id, user_index=user_index, runtime_context=context)
+    parts.tools.start_turn(turn.outcome)
+    return turn
 
 
-async def _grace(agent: AIAgent, turn: TurnState) -> None:
-    """One tools-free call asking for a summary, then ``budget_exhausted``."""
+async def run_turn(parts: TurnParts, req: TurnRequest) -> TurnResult:
+    """The caller holds the session's turn lock and has set its parts up. Steers and interrupts count from
+    here, while the session's lease is taken too (``SessionBusy`` when another process drives it)."""
+    parts.control.begin()
     try:
-        with agent._interruptible() as scope:
-            response = await call_model(agent, turn, tools=False, extra_user=GRACE, purpose="grace")
-    except ProviderError as exc:  # the budget is what ended the turn; the failed summary call is its error
-        _exit(turn, ExitReason.BUDGET_EXHAUSTED, exc)
-        return
-    if scope.cancelled_caught:
-        _exit(turn, ExitReason.INTERRUPTED)
-        return
-    text = text_of(response.message).strip()
-    if text:
-        message: Message = {"role": "assistant", "content": text}
-        if agent.messages and agent.messages[-1].get("role") == "assistant":
-            agent.messages[-1] = {**agent.messages[-1], "content": text}
-        else:
-            agent.messages.append(message)
-        turn.final_response = text
-    _exit(turn, ExitReason.BUDGET_EXHAUSTED)
+        async with parts.conversation.lease():
+            return await _announced(parts, req)
+    finally:
+        parts.control.end()
+        parts.compactor.release_queued()  # compressions asked for after the last boundary run on their own
 
 
-async def run_turn(agent: AIAgent, turn: TurnState) -> None:
-    extra_user: str | None = None
-    partial: str | None = None
-    while True:
-        if agent._interrupt_requested:
-            _exit(turn, ExitReason.INTERRUPTED)
-            return
-        await agent._run_pending_compressions(turn)
-        if partial is None and agent._should_compress():
-            await agent._compress(turn, automatic=True)
-        # max_iterations bounds this agent; the budget may be shared with subagents and bound them all.
-        if turn.iterations >= agent.max_iterations or not agent.budget.consume():
-            await _grace(agent, turn)
-            return
-        turn.iterations += 1
-        await agent._persist(turn)
-        extra_messages: list[Message] | None = None
-        if partial is not None:
-            extra_messages = [{"role": "assistant", "content": partial}]
-        try:
-            with agent._interruptible() as scope:
-                response = await call_model(agent, turn, extra_user=extra_user, extra_messages=extra_messages)
-        except ProviderError as exc:
-            _exit(turn, ExitReason.FAILED, exc)
-            return
-        if scope.cancelled_caught:
-            _exit(turn, ExitReason.INTERRUPTED)
-            return
-        extra_user = None
-        message = response.message
-        calls = message.get("tool_calls") or []
-        if calls:
-            if partial is not None:  # a continuation that turned into tool calls keeps the text before them
-                message = {**message, "content": partial + (text_of(message) or "")}
-                partial = None
-            if turn.outcome.tools_stopped:  # a provider that ignored tool_choice "none": its calls never run
-                message = {"role": "assistant", "content": text_of(message) or STOPPED}
-                agent.messages.append(message)
-                turn.final_response = str(message["content"])
-                _exit(turn, ExitReason.TEXT_RESPONSE)
-                return
-            prepared = prepare_calls(calls, agent.registry, truncated=response.finish_reason == "length")
-            guard_calls(turn, prepared)
-            stored: Message = {**message, "tool_calls": [p.call for p in prepared]}
-            agent.messages.append(stored)
-            await announce(agent, prepared)
-            await run_calls(agent, turn, prepared)  # appends and persists the results as they land
-            if agent._interrupt_requested:
-                await agent._persist(turn)
-                _exit(turn, ExitReason.INTERRUPTED)
-                return
-            steer = agent._take_steer()
-            if steer:
-                agent.messages.append({"role": "user", "content": steer, "meta": {"steer": True}})
-            await agent._persist(turn)
-            continue
-        text = text_of(message)
-        if response.finish_reason == "content_filter" and not text.strip():
-            _exit(turn, ExitReason.FAILED,
-                  ProviderError("content_policy", "the provider refused to answer (content filter)"))
-            return
-        if not text.strip() and partial is None:
-            last_role = agent.messages[-1].get("role") if agent.messages else None
-            if last_role == "tool" and not turn.nudged:
-                turn.nudged = True
-                extra_user = NUDGE
-                continue
-            if turn.empty_retries < MAX_EMPTY_RETRIES:
-                turn.empty_retries += 1  # a plain retry: the one nudge is never repeated
-                continue
-            _exit(turn, ExitReason.EMPTY_RESPONSE)
-            return
-        if partial is not None:
-            text = partial + text
-            message = {**message, "content": text}
-        if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS:
-            turn.continuations += 1
-            partial = text
-            extra_user = CONTINUE
-            continue
-        agent.messages.append(message)
-        turn.final_response = text
-        _exit(turn, ExitReason.TEXT_RESPONSE)
-        return
+async def _announced(parts: TurnParts, req: TurnRequest) -> TurnResult:
+    """The editor hears the turn start (``running``) and end (``idle`` with its exit reason) whatever happens."""
+    control, send = parts.control, parts.updates.send
+    exit_reason = ExitReason.CANCELLED
+    try:
+        await send(events.turn_state("running", taskId=req.task_id))
+        if req.echo_prompt:
+            for update in replay_updates([{"role": "user", "content": req.content}]):
+                await send(update)
+        result = await _run(parts, req)
+        exit_reason = result.exit_reason
+        return result
+    finally:
+        control.end()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+            await send(events.turn_state("idle", exitReason=exit_reason))
+
+
+async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
+    turn = await _start(parts, req)
+    try:
+        ending = await run_rounds(parts, turn)
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await finalize(parts, turn, Ending(ExitReason.CANCELLED))
+        raise
+    await finalize(parts, turn, ending)
+    await parts.compactor.run_queued()  # asked for during the turn, after its last model call
+    try:
+        await parts.titles.after_turn(req.content)
+    except Exception as exc:
+        turn.cleanup_errors.append(f"title: {type(exc).__name__}: {exc}")
+    conversation, outcome = parts.conversation, turn.outcome
+    return TurnResult(session_id=conversation.session_id, exit_reason=ending.reason,
+                      final_response=ending.final_response, messages=conversation.transcript(),
+                      api_calls=turn.calls.api_calls, usage=turn.calls.usage, error=ending.error,
+                      pending_steer=parts.control.take_steer(), cleanup_errors=tuple(turn.cleanup_errors),
+                      files_changed=outcome.files_changed(conversation.root), failed_calls=outcome.failed_calls(),
+                      refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
+                      last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped)

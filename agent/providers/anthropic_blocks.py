@@ -117,8 +117,9 @@ def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:
             user_blocks().extend(content_blocks(msg.get("content")) or [{"type": "text", "text": "(empty)"}])
         elif role == "tool":
             text = msg.get("content")
+            result: Any = content_blocks(text) if isinstance(text, list) else text  # text and images
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.get("tool_call_id", ""),
-                                     "content": text if isinstance(text, str) and text else "(no output)"}
+                                     "content": result if result else "(no output)"}
             if (msg.get("meta") or {}).get("error"):
                 block["is_error"] = True
             user_blocks().append(block)

@@ -14,7 +14,7 @@ from agentls.agent.providers.chat_stream import ChatStream
 from agentls.agent.providers.errors import ProviderError
 from agentls.agent.providers.http import post, stream_error
 from agentls.agent.providers.sse import drain, iter_sse
-from agentls.agent.types import INTERNAL_KEYS, Message, ToolCall, Usage
+from agentls.agent.types import INTERNAL_KEYS, Message, ToolCall, Usage, text_of
 
 # The one reasoning field sent back (DeepSeek, xAI, Qwen accept it; ``reasoning`` is not: Groq refuses it).
 ECHO_FIELD = "reasoning_content"
@@ -29,7 +29,10 @@ def wire_message(message: Message, origin: str | None = None, echo: str | None =
     ``echo`` names the field an endpoint has been seen to send: its other assistant tool-call messages get
     it empty, as DeepSeek requires of messages it did not write."""
     if message.get("role") == "tool":
-        return {k: v for k, v in message.items() if k in ("role", "content", "tool_call_id")}
+        wire_tool = {k: v for k, v in message.items() if k in ("role", "content", "tool_call_id")}
+        if isinstance(wire_tool.get("content"), list):  # chat completions take no images in tool results
+            wire_tool["content"] = text_of(message)
+        return wire_tool
     wire = {k: v for k, v in message.items() if k not in INTERNAL_KEYS}
     if wire.get("role") != "assistant":
         return wire

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentls.agent.host import Host
 from agentls.agent.tools.reads import ReadLedger
+from agentls.agent.sandbox.session import CommandSandbox
 from agentls.agent.types import SessionUpdate
 
 JsonObject = dict[str, Any]
@@ -25,6 +26,9 @@ class ToolOutput:
     content: list[dict[str, Any]] = field(default_factory=list)  # ACP ToolCallContent for the editor
     locations: list[dict[str, Any]] = field(default_factory=list)
     raw_output: Any = None
+    # Image parts (``image_url``) for the model: a provider that takes images in tool results sends them
+    # beside ``text``; the others send ``text`` alone (which should say an image was there).
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -42,12 +46,19 @@ class ToolContext:
     checkpoint: Callable[[Path, str | None], Awaitable[None]]
     send_update: Callable[[SessionUpdate], Awaitable[None]]
     set_plan: Callable[[list[JsonObject]], None]
-    # Environment variables commands must not see (the provider keys), see AIAgent._secret_env.
+    # Environment variables commands must not see (the provider keys), see ToolRunner.secret_env.
     secret_env: tuple[str, ...] = ()
+    # The session's OS sandbox for commands (None: commands run unconfined).
+    sandbox: CommandSandbox | None = None
+    # The files this turn's edits changed (shared by the turn's tool calls; the diagnostics tool reads it).
+    edited: list[Path] = field(default_factory=list)
     # What the model has read this session (read before overwrite: agent/tools/reads.py); None: no rule.
     reads: ReadLedger | None = None
     # Told the new content of each file an edit changed (the turn's outcome record: agent/outcome.py).
     changed: Callable[[Path, str | None], None] | None = None
+    # Refuse an edit that would leave a parsable .py file unparsable (the small local model; others see the
+    # editor's diagnostics after the edit instead): docs/loop.md §9.7.
+    syntax_guard: bool = False
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

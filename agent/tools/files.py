@@ -216,13 +216,13 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         return with_note(await _write(ctx, path, old, content, "Created"), note)
     rel = display(ctx.root, path)
     may_change(ctx, path, old, "overwrite", _shown(rel))
-    merged = overwrite.merge(old, content)  # keeps what the model did not mean to change (docs/loop.md §9.6)
+    merged = overwrite.merge(old, content)  # keeps what the model did not mean to change (docs/loop.md §9.7)
     if merged.fragment and ctx.reads is not None and not ctx.reads.confirmed(path, content):
         ctx.reads.ask_confirmation(path, content)
         raise ToolFailure(merged.fragment)
     if merged.text == old:
         raise ToolFailure(f"{rel} already has this content; nothing changed")
-    broken = breaks_python(path, old, merged.text)
+    broken = breaks_python(path, old, merged.text) if ctx.syntax_guard else None
     if broken:
         raise ToolFailure(f"this write was not made: it would break the Python syntax of {rel} ({broken})")
     out = await _write(ctx, path, old, merged.text, "Wrote")
@@ -289,7 +289,7 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     exact = text.count(old_string)
     may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
     new_text, found = _replace(text, old_string, new_string, replace_all, rel)
-    broken = breaks_python(path, text, new_text)
+    broken = breaks_python(path, text, new_text) if ctx.syntax_guard else None
     if broken:
         raise ToolFailure(f"this edit was not made: it would break the Python syntax of {rel} ({broken}). "
                           "new_string replaces old_string as a whole: include everything that must remain")

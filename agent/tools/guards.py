@@ -1,5 +1,5 @@
 """The file tools' guards for a confused model, kept out of files.py: path repair with a note, and read
-before overwrite (docs/loop.md §9.6)."""
+before overwrite (docs/loop.md §9.7)."""
 
 from __future__ import annotations
 

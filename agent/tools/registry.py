@@ -6,12 +6,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentls.agent.tools.base import Tool
+from agentls.agent.tools.diagnostics import DIAGNOSTICS, with_diagnostics
+from agentls.agent.tools.fetch import FETCH_URL
 from agentls.agent.tools.files import EDIT_FILE, READ_FILE, WRITE_FILE
 from agentls.agent.tools.listing import LIST_DIR, SEARCH_FILES
 from agentls.agent.tools.terminal import TERMINAL
 from agentls.agent.tools.todo import TODO
 
-BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, SEARCH_FILES, TERMINAL, TODO)
+# Edits report the new problems they bring in, where the editor tells agentls its diagnostics.
+BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, with_diagnostics(WRITE_FILE), with_diagnostics(EDIT_FILE), LIST_DIR,
+                                   SEARCH_FILES, TERMINAL, DIAGNOSTICS, FETCH_URL, TODO)
 
 
 class ToolRegistry:

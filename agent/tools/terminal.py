@@ -1,10 +1,14 @@
-"""terminal: a command in the editor's terminal when it has one, else in-server, always capped."""
+"""terminal: a command in the editor's terminal when it has one, else in-server in the OS sandbox, always capped."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agentls.agent import events
 from agentls.agent.truncate import cap_text
-from agentls.agent.host import CommandSpec
+from agentls.agent.host import CommandResult, CommandSpec
+from agentls.agent.sandbox.denial import Denial, find_denial
+from agentls.agent.sandbox.session import Plan, outside_key
 from agentls.agent.paths import display
 from agentls.agent.permissions import command_key, dangerous_reason
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
@@ -23,17 +27,30 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure(f"cwd {display(ctx.root, cwd)} is not a directory")
     timeout = float(args.get("timeout") or ctx.settings_terminal_timeout)
     timeout = min(max(1.0, timeout), MAX_TIMEOUT)
-    danger = dangerous_reason(command, str(ctx.root))
+    danger = dangerous_reason(command, str(ctx.root), str(cwd))
     title = command if len(command) < 120 else command[:117] + "..."
     raw = {"command": command, "cwd": display(ctx.root, cwd)}
     if danger:
         raw["danger"] = danger
-    refusal = await ctx.ask_permission(title, "execute", raw, command_key(command), danger is not None, [])
+    key = command_key(command)
+    refusal = await ctx.ask_permission(title, "execute", raw, key, danger is not None, [])
     if refusal:
         return ToolOutput(refusal, is_error=True)
-    result = await ctx.host.run_command(CommandSpec(
+    plan = await ctx.sandbox.plan(key, dangerous=danger is not None) if ctx.sandbox is not None else Plan(None)
+    if plan.refusal:
+        return ToolOutput(plan.refusal, is_error=True)
+    if plan.notice and ctx.sandbox is not None:
+        await ctx.send_update(events.sandbox_update(plan.notice, await ctx.sandbox.status()))
+    spec = CommandSpec(
         command=command, cwd=cwd, timeout=timeout, output_limit=max(4096, ctx.output_limit * 2),
-        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env, env=await venv_env(ctx.root)))
+        tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env,
+        sandbox=plan.confinement, in_server=plan.in_server, env=await venv_env(ctx.root))
+    result = await ctx.host.run_command(spec)
+    note = ""
+    denial = find_denial(result.output, result.exit_code, spec.sandbox, cwd) \
+        if spec.sandbox is not None and result.sandbox and not result.timed_out else None
+    if denial is not None and spec.sandbox is not None:
+        result, note = await _outside(ctx, spec, result, denial, title, raw, key, danger is not None)
     output, _ = cap_text(result.output, ctx.output_limit)
     if result.timed_out:
         status = f"timed out after {timeout:g}s and was killed"
@@ -41,13 +58,33 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         status = f"ended by signal {result.signal or 'unknown'}"
     else:
         status = f"exit code {result.exit_code}"
-    note = " (output truncated)" if result.truncated else ""
-    text = f"$ {command}\n[{status}{note}]\n{output}" if output else f"$ {command}\n[{status}; no output]"
+    cut = " (output truncated)" if result.truncated else ""
+    text = f"$ {command}\n[{status}{cut}]\n{output}" if output else f"$ {command}\n[{status}; no output]"
+    if note:
+        text += f"\n[{note}]"
     content = [events.terminal_content(result.terminal_id)] if result.terminal_id else \
         [events.text_content(f"$ {command}\n{output}")]
     failed = result.timed_out or result.exit_code not in (0,)
     return ToolOutput(text, is_error=failed, content=content,
-                      raw_output={"exitCode": result.exit_code, "timedOut": result.timed_out})
+                      raw_output={"exitCode": result.exit_code, "timedOut": result.timed_out,
+                                  "sandbox": result.sandbox})
+
+
+async def _outside(ctx: ToolContext, spec: CommandSpec, result: CommandResult, denial: Denial, title: str,
+                   raw: JsonObject, key: str, dangerous: bool) -> tuple[CommandResult, str]:
+    """The sandbox denied the command: ask the user whether to run it again outside (once, or always for
+    its prefix, but never "always" for a dangerous command). A refusal runs nothing more; the model reads
+    what the sandbox denied either way."""
+    mechanism = result.sandbox or "sandbox"
+    why = denial.describe(mechanism)
+    what = "a write outside the workspace" if denial.kind == "write" else "network access"
+    ask = {**raw, "sandbox": {"mechanism": mechanism, "denied": denial.kind, "evidence": denial.line}}
+    refusal = await ctx.ask_permission(f"{title} (again, outside the sandbox, which denied {what})", "unsandboxed",
+                                       ask, outside_key(key), dangerous, [])
+    if refusal:
+        return result, f"{why}. {refusal}"
+    again = await ctx.host.run_command(replace(spec, sandbox=None))
+    return again, f"{why}. The user allowed running it again outside the sandbox; this is that run's result"
 
 
 TERMINAL = Tool(

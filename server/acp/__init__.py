@@ -10,35 +10,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
+
+log = logging.getLogger("agentls.acp")
 
 
 def _parser() -> argparse.ArgumentParser:
+    from agentls.server.runtime.logs import add_log_options
+
     p = argparse.ArgumentParser(prog="agentls acp", description="Serve the Agent Client Protocol on stdio.")
-    p.add_argument("--log-file", default=os.environ.get("AGENTLS_LOG_FILE"),
-                   help="write logs here instead of stderr (env AGENTLS_LOG_FILE)")
-    p.add_argument("--log-level", default=os.environ.get("AGENTLS_LOG_LEVEL", "WARNING"),
-                   help="DEBUG, INFO, WARNING (default) or ERROR (env AGENTLS_LOG_LEVEL)")
+    add_log_options(p)
+    p.add_argument("--max-message-bytes", type=int, default=None,
+                   help="the largest line (one JSON-RPC message) accepted, in bytes (default 32 MiB); a longer "
+                        "one is skipped and answered with an error")
     return p
 
 
-def _configure_logging(path: str | None, level: str) -> None:
-    handler: logging.Handler = logging.FileHandler(path, encoding="utf-8") if path else \
-        logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    from agentls.agent.redact import protect_handler
-
-    protect_handler(handler)  # keys and tokens never reach the log
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper(), logging.WARNING))
-    logging.captureWarnings(True)  # warnings become log records: stderr or the log file, never stdout
-
-
-async def serve(in_fd: int, out_fd: int) -> int:
-    from agentls.server.acp.caps import ClientState, initialize_result, is_initialize_request
-    from agentls.server.acp.stdio import LineTransport, open_streams
+async def serve(in_fd: int, out_fd: int, max_line_bytes: int | None = None) -> int:
+    from agentls.server.acp.capabilities import ClientState, initialize_result, is_initialize_request
+    from agentls.server.acp.stdio import DEFAULT_MAX_LINE_BYTES, LineTransport, open_streams
 
     state = ClientState()
     try:
@@ -46,13 +36,15 @@ async def serve(in_fd: int, out_fd: int) -> int:
     except ValueError as exc:  # stdin/stdout is a regular file, not a pipe, socket or terminal
         print(f"agentls acp: {exc}; run it from an editor, which talks to it through pipes", file=sys.stderr)
         return 2
-    transport = LineTransport(reader, writer, observe=state.observe)
+    transport = LineTransport(reader, writer, observe=state.observe,
+                              max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     first = await transport.receive()
     if first is None:
         return 0
     if is_initialize_request(first):
         await transport.send({"jsonrpc": "2.0", "id": first["id"], "result": initialize_result()})
         state.initialized = True
+        log.debug("initialize answered; loading the ACP SDK and the core")
     else:
         transport.unread(first)
     from agentls.server.acp.agent import run  # the SDK and the core load only now
@@ -65,9 +57,11 @@ def main(argv: list[str]) -> int:
     ns = _parser().parse_args(argv)
     from agentls.server.acp.stdio import claim_stdio
 
+    from agentls.server.runtime.logs import setup_logging
+
     in_fd, out_fd = claim_stdio()
-    _configure_logging(ns.log_file, ns.log_level)
+    setup_logging(ns.log_file, ns.log_level)
     try:
-        return asyncio.run(serve(in_fd, out_fd))
+        return asyncio.run(serve(in_fd, out_fd, ns.max_message_bytes))
     except KeyboardInterrupt:
         return 130

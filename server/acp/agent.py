@@ -1,4 +1,4 @@
-"""The ``acp.Agent``: thin handlers over ``Sessions`` (lifecycle), ``turns`` and the small feature modules."""
+"""The ``acp.Agent``: thin handlers over the runtime (``server/runtime``) and the small feature modules."""
 
 from __future__ import annotations
 
@@ -27,12 +27,14 @@ from acp.schema import (
 )
 
 from agentls.agent.replay import replay_updates
-from agentls.server.acp import auth, commands, ext, modes, turns
-from agentls.server.acp.caps import ClientState, initialize_result
-from agentls.server.acp.errors import invalid_params, store_errors
-from agentls.server.acp.session import AcpSession
-from agentls.server.acp.sessions import Sessions
+from agentls.server.acp import auth, commands, ext, lifecycle, modes, turns
+from agentls.server.acp.capabilities import ClientState, initialize_result
+from agentls.server.acp.lifecycle import AcpFace
+from agentls.server.acp.errors import store_errors
 from agentls.server.acp.stdio import LineTransport
+from agentls.server.runtime import turns as runtime_turns
+from agentls.server.runtime.live import LiveSession
+from agentls.server.runtime.registry import SessionRegistry
 
 log = logging.getLogger("agentls.acp")
 
@@ -42,33 +44,57 @@ def _blocks(prompt: list[Any]) -> list[dict[str, Any]]:
 
 
 class AgentlsAcp(Agent):
+    """Thin handlers: ACP in, the runtime's sessions and turns (``server/runtime``) out."""
+
     def __init__(self, transport: LineTransport, state: ClientState) -> None:
         self._transport = transport
         self._state = state
-        self._sessions: Sessions | None = None
+        self._face: AcpFace | None = None
+        self._sessions: SessionRegistry | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._watched: set[str] = set()  # sessions whose MCP prompts update the slash commands
 
     def on_connect(self, conn: Client) -> None:
-        self._sessions = Sessions(conn, self._transport, self._state)
+        self._face = AcpFace(conn, self._transport, self._state)
+        self._sessions = self._face.registry()
 
     @property
-    def sessions(self) -> Sessions:
+    def face(self) -> AcpFace:
+        assert self._face is not None, "on_connect runs first"
+        return self._face
+
+    @property
+    def sessions(self) -> SessionRegistry:
         assert self._sessions is not None, "on_connect runs first"
         return self._sessions
 
-    def _session(self, session_id: str) -> AcpSession:
-        session = self.sessions.find(session_id)
-        if session is None:
-            raise invalid_params(f"unknown session {session_id!r}: create one with session/new, or open a stored "
-                                 "one with session/load or session/resume")
-        return session
+    def _session(self, session_id: str) -> LiveSession:
+        return lifecycle.find(self.sessions, session_id)
 
-    def _after_reply(self, session: AcpSession) -> None:
+    def _after_reply(self, session: LiveSession) -> None:
         """``available_commands_update`` once the client knows the session (this task runs after the
         handler's response is written: the response is sent before the handler's task yields)."""
-        task = asyncio.ensure_future(session.sink.send(commands.available_commands_update()))
+        self._send_commands(session)
+        self._watch_mcp(session)
+
+    def _send_commands(self, session: LiveSession) -> None:
+        sink = self.face.sink(session.session_id)
+        task = asyncio.ensure_future(sink.send(commands.available_commands_update(session)))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _watch_mcp(self, session: LiveSession) -> None:
+        """MCP prompts are slash commands: a server that comes or goes changes the list."""
+        manager = session.mcp
+        if manager is None or session.session_id in self._watched:
+            return
+        self._watched.add(session.session_id)
+
+        def changed(what: str, conn: object) -> None:
+            if what in ("ready", "prompts", "crashed", "failed", "stopped") and not session.closed:
+                self._send_commands(session)
+
+        manager.listeners.append(changed)
 
     # ----- connection ------------------------------------------------------------------------
     async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
@@ -84,7 +110,7 @@ class AgentlsAcp(Agent):
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         with store_errors():
-            session = await self.sessions.create(cwd, mcp_servers)
+            session = await lifecycle.create(self.sessions, cwd, mcp_servers)
         self._after_reply(session)
         return NewSessionResponse.model_validate({"sessionId": session.session_id, "modes": modes.mode_state(session),
                                                   "configOptions": modes.config_options(session)})
@@ -93,12 +119,14 @@ class AgentlsAcp(Agent):
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse | None:
         with store_errors():
-            session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
-            elsewhere = await self.sessions.manager.running_elsewhere(session_id)
-        assert session.agent is not None
-        for update in replay_updates(session.agent.messages, session.agent.root):  # the whole history, before the answer
-            await session.sink.send(update)
-        await session.sink.send(commands.available_commands_update())
+            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
+            agent = await lifecycle.agent(self.sessions, session)
+            elsewhere = await self.sessions.running_elsewhere(session_id)
+        sink = self.face.sink(session_id)
+        for update in replay_updates(agent.messages, agent.root):  # the whole history, before the answer
+            await sink.send(update)
+        await sink.send(commands.available_commands_update(session))
+        self._watch_mcp(session)
         response: dict[str, Any] = {"modes": modes.mode_state(session), "configOptions": modes.config_options(session)}
         if elsewhere is not None:  # readable, but a prompt here is refused until that turn ends
             log.warning("session %s is running a turn in another process: %s", session_id, elsewhere.describe())
@@ -110,7 +138,7 @@ class AgentlsAcp(Agent):
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
         with store_errors():
-            session = await self.sessions.open_stored(session_id, cwd, mcp_servers)
+            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
         self._after_reply(session)
         return ResumeSessionResponse.model_validate({"modes": modes.mode_state(session),
                                                      "configOptions": modes.config_options(session)})
@@ -118,7 +146,7 @@ class AgentlsAcp(Agent):
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
         with store_errors():
-            infos, next_cursor = await self.sessions.list(cwd, cursor)
+            infos, next_cursor = await lifecycle.listing(self.sessions, cwd, cursor)
         return ListSessionsResponse.model_validate({"sessions": infos, "nextCursor": next_cursor})
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
@@ -131,12 +159,13 @@ class AgentlsAcp(Agent):
 
     # ----- session settings ------------------------------------------------------------------
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
-        await modes.set_mode(self._session(session_id), mode_id)
+        await modes.set_mode(self._session(session_id), self.face.sink(session_id), mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> SetSessionConfigOptionResponse | None:
-        options = await modes.set_config_option(self._session(session_id), config_id, value)
+        options = await modes.set_config_option(self._session(session_id), self.face.sink(session_id), config_id,
+                                                value)
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     # ----- turns -----------------------------------------------------------------------------
@@ -146,22 +175,31 @@ class AgentlsAcp(Agent):
             log.warning("prompt for unknown session %s refused", session_id)
             return PromptResponse(stop_reason="refusal")
         blocks = _blocks(prompt)
-        command = commands.parse(blocks)
+        sink = self.face.sink(session_id)
+        command = commands.parse(blocks, [c.name for c in commands.mcp_prompts(session)])
         with store_errors():
-            if command is not None:
-                reason = await turns.serialized(session, lambda _: commands.run(self.sessions, session, *command))
+            if command is not None and command[0] in commands.COMMANDS:
+                reason = await runtime_turns.serialized(
+                    session, lambda: commands.run(self.sessions, session, sink, *command)) or "cancelled"
+            elif command is not None:  # an MCP prompt: its messages are the turn's prompt
+                content = await commands.mcp_prompt(session, sink, *command)
+                reason = "end_turn" if content is None else await turns.prompt(self.sessions, session, sink, content)
             else:
-                reason = await turns.prompt(self.sessions, session, blocks)
+                from agentls.agent.mcp import mentions
+
+                blocks = await mentions.expand(session.mcp, blocks)
+                reason = await turns.prompt(self.sessions, session, sink, blocks)
+        self._watch_mcp(session)  # a session that got its agent (and its servers) at this prompt
         return PromptResponse.model_validate({"stopReason": reason})
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.find(session_id)
         if session is not None:
-            turns.cancel(session)
+            runtime_turns.cancel(session)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         with store_errors():
-            return await ext.dispatch(self.sessions, method, params)
+            return await ext.dispatch(self.face, self.sessions, method, params)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         log.info("ignoring extension notification _%s", method)
@@ -169,9 +207,17 @@ class AgentlsAcp(Agent):
 
 async def run(transport: LineTransport, state: ClientState) -> None:
     """Serve until the client closes stdin (or SIGTERM), then close every session cleanly."""
-    import agentls.server.manager  # noqa: F401  (the core: loaded now, while the client is still busy with initialize)
+    import agentls.agent.agent  # noqa: F401  (the core loads now, while the client is still busy with initialize)
 
+    log.debug("the ACP SDK and the core are loaded")
     agent = AgentlsAcp(transport, state)
+
+    async def end_turns() -> None:  # end of input: turns end, so the prompts still running are answered
+        if agent._sessions is not None:
+            for session in agent.sessions.live():
+                runtime_turns.cancel(session)
+
+    transport.on_eof = end_turns
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     if main is not None:

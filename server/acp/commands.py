@@ -1,108 +1,136 @@
 """Slash commands: advertised with ``available_commands_update``, run when a prompt starts with one.
 
-Only the names below are commands; any other text starting with ``/`` (a path, say) goes to the model.
+Only the names below, and the prompts of the session's MCP servers (``agentls.agent.mcp.prompts``), are
+commands; any other text starting with ``/`` (a path, say) goes to the model.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent import events
-from agentls.server.acp import modes
+from agentls.server.acp import lifecycle, modes
 
 if TYPE_CHECKING:
-    from agentls.server.acp.session import AcpSession
-    from agentls.server.acp.sessions import Sessions
+    from agentls.agent.agent import AIAgent
+    from agentls.agent.mcp.prompts import PromptCommand
+    from agentls.server.acp.updates import UpdateSink
+    from agentls.server.runtime.live import LiveSession
+    from agentls.server.runtime.registry import SessionRegistry
 
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarize the conversation so far to free context", "what the summary should focus on"),
     "undo": ("Revert the file edits of the last turn (or of the last N turns)", "number of turns"),
     "model": ("Show the model, or switch to another one for the next turns", "model name"),
-    "context": ("Show how much of the context window is in use", None),
+    "context": ("Show how much of the context window is in use, and the MCP servers", None),
     "help": ("List the slash commands", None),
 }
-_COMMAND = re.compile(r"^/([a-z]+)(?:\s+(.*))?$", re.DOTALL)
+_COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
 
 
-def available_commands_update() -> dict[str, Any]:
+def mcp_prompts(session: LiveSession | None) -> list[PromptCommand]:
+    """The prompts of the session's ready MCP servers, as commands (never shadowing a built-in one)."""
+    from agentls.agent.mcp.prompts import commands
+
+    return commands(session.mcp if session is not None else None, set(COMMANDS))
+
+
+def available_commands_update(session: LiveSession | None = None) -> dict[str, Any]:
     commands = []
     for name, (description, hint) in COMMANDS.items():
         command: dict[str, Any] = {"name": name, "description": description}
         if hint:
             command["input"] = {"hint": hint}
         commands.append(command)
+    commands += [c.available() for c in mcp_prompts(session)]
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
-def parse(blocks: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """``(name, argument)`` when the prompt's first block is a known slash command."""
+def parse(blocks: list[dict[str, Any]], names: Iterable[str] = ()) -> tuple[str, str] | None:
+    """``(name, argument)`` when the prompt's first block is a built-in command or one of ``names``."""
     if not blocks or blocks[0].get("type") != "text":
         return None
     match = _COMMAND.match(str(blocks[0].get("text", "")).strip())
-    if match is None or match.group(1) not in COMMANDS:
+    if match is None or (match.group(1) not in COMMANDS and match.group(1) not in set(names)):
         return None
     return match.group(1), (match.group(2) or "").strip()
 
 
-async def run(sessions: Sessions, session: AcpSession, name: str, arg: str) -> str:
+async def mcp_prompt(session: LiveSession, sink: UpdateSink, name: str, arg: str) -> list[dict[str, Any]] | None:
+    """An MCP prompt's messages as the turn's prompt; None (after telling the user why) when it cannot be had."""
+    from agentls.agent.mcp.connection import Unavailable, describe_error
+    from agentls.agent.mcp.prompts import PromptArgumentError, expand, find
+
+    command = find(session.mcp, name, set(COMMANDS))
+    if session.mcp is None or command is None:
+        await sink.text(f"`/{name}` is no longer available (its MCP server stopped).\n")
+        return None
+    try:
+        return await expand(session.mcp, command, arg)
+    except (PromptArgumentError, Unavailable) as exc:
+        await sink.text(f"{exc}\n")
+    except Exception as exc:
+        await sink.text(f"`/{name}`: the MCP server {command.server!r} could not give the prompt: "
+                        f"{describe_error(exc)}\n")
+    return None
+
+
+async def run(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, name: str, arg: str) -> str:
     """Run a command; the answer goes out as ``agent_message_chunk``s. Returns the stop reason."""
     if name == "help":
         lines = [f"- `/{n}{' <' + h + '>' if h else ''}`: {d}" for n, (d, h) in COMMANDS.items()]
-        await session.sink.text("Slash commands:\n" + "\n".join(lines) + "\n")
+        lines += [f"- `{c.usage()}`: {c.available()['description']}" for c in mcp_prompts(session)]
+        await sink.text("Slash commands:\n" + "\n".join(lines) + "\n")
         return "end_turn"
-    agent = await sessions.ensure_agent(session)
-    session.control.begin_turn()
+    agent = await lifecycle.agent(sessions, session)
     if name == "compact":
         await agent.compress(focus=arg or None)  # reported through compaction_update (or its text fallback)
     elif name == "undo":
-        await _undo(session, arg)
+        await _undo(agent, sink, arg)
     elif name == "model":
-        await _model(session, arg)
+        await _model(session, sink, arg)
     elif name == "context":
-        await _context(session)
+        await _context(session, agent, sink)
     return "end_turn"
 
 
-async def _undo(session: AcpSession, arg: str) -> None:
-    assert session.agent is not None
+async def _undo(agent: AIAgent, sink: UpdateSink, arg: str) -> None:
     if arg and not arg.isdigit():
-        await session.sink.text(f"`/undo` takes a number of turns, not {arg!r}.\n")
+        await sink.text(f"`/undo` takes a number of turns, not {arg!r}.\n")
         return
     turns = max(1, int(arg or 1))
-    restored = await session.agent.undo(turns)
+    restored = await agent.undo(turns)
     what = "the last turn" if turns == 1 else f"the last {turns} turns"
     if restored:
-        await session.sink.text(f"Reverted the file edits of {what}: {', '.join(restored)}\n")
+        await sink.text(f"Reverted the file edits of {what}: {', '.join(restored)}\n")
     else:
-        await session.sink.text(f"Nothing to undo: no file edits were recorded for {what}.\n")
+        await sink.text(f"Nothing to undo: no file edits were recorded for {what}.\n")
 
 
-async def _model(session: AcpSession, arg: str) -> None:
+async def _model(session: LiveSession, sink: UpdateSink, arg: str) -> None:
     if arg:
-        await modes.set_model(session, arg, allow_new=True)
-        await session.sink.text(f"Model switched to `{arg}` for the next turns.\n")
+        await modes.set_model(session, sink, arg, allow_new=True)
+        await sink.text(f"Model switched to `{arg}` for the next turns.\n")
         return
     others = [m for m in modes.model_choices(session) if m != modes.current_model(session)]
     text = f"Model: `{modes.current_model(session)}`."
     if others:
         text += " Also available: " + ", ".join(f"`{m}`" for m in others) + "."
-    await session.sink.text(text + " Switch with `/model <name>`.\n")
+    await sink.text(text + " Switch with `/model <name>`.\n")
 
 
-async def _context(session: AcpSession) -> None:
-    agent = session.agent
-    assert agent is not None
+async def _context(session: LiveSession, agent: AIAgent, sink: UpdateSink) -> None:
     from agentls.agent.context.tokens import estimate_messages
 
     window = agent.context_window
     used = agent.last_prompt_tokens or estimate_messages(agent.transcript())
-    await session.sink.send(events.usage_update(used, window))
+    await sink.send(events.usage_update(used, window))
     pct = 100 * used / window if window else 0.0
     lines = [(f"Context: ~{used:,} of {window:,} tokens ({pct:.0f}%) in {len(agent.messages)} messages; "
               f"compaction starts at {agent.compression_threshold:.0%}."), f"Model: `{agent.model}`."]
-    if session.mcp_servers:
-        names = ", ".join(str(s.get("name", "?")) for s in session.mcp_servers)
-        lines.append(f"MCP servers recorded for this session (not started; agentls does not run MCP "
-                     f"servers yet): {names}.")
-    await session.sink.text("\n".join(lines) + "\n")
+    from agentls.agent.mcp.report import status_lines
+
+    lines += status_lines(session.mcp)
+    await sink.text("\n".join(lines) + "\n")

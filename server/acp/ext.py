@@ -1,4 +1,5 @@
-"""Extension methods: ``_session/steering``, ``_agentls/interrupt`` and ``_agentls/compress``."""
+"""Extension methods: ``_session/steering``, ``_agentls/interrupt``, ``_agentls/compress`` and
+``_agentls/listMcpServers``."""
 
 from __future__ import annotations
 
@@ -6,16 +7,19 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from agentls.server.acp import turns
-from agentls.server.acp.caps import STEERING_METHOD
+from agentls.server.acp import lifecycle, turns
+from agentls.server.acp.capabilities import STEERING_METHOD
 from agentls.server.acp.errors import invalid_params
+from agentls.server.runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
-    from agentls.server.acp.session import AcpSession
-    from agentls.server.acp.sessions import Sessions
+    from agentls.server.acp.lifecycle import AcpFace
+    from agentls.server.runtime.live import LiveSession
+    from agentls.server.runtime.registry import SessionRegistry
 
 INTERRUPT_METHOD = "agentls/interrupt"
 COMPRESS_METHOD = "agentls/compress"
+MCP_METHOD = "agentls/listMcpServers"
 
 
 def _session_id(params: dict[str, Any]) -> str:
@@ -41,7 +45,7 @@ def _optional(params: dict[str, Any], key: str, kind: type | tuple[type, ...]) -
     return value
 
 
-async def steering(sessions: Sessions, params: dict[str, Any]) -> dict[str, Any]:
+async def steering(face: AcpFace, sessions: SessionRegistry, params: dict[str, Any]) -> dict[str, Any]:
     text = prompt_text(params.get("prompt"))
     if text is None:
         raise invalid_params("prompt must be a string or a list of content blocks")
@@ -50,20 +54,15 @@ async def steering(sessions: Sessions, params: dict[str, Any]) -> dict[str, Any]
         return {"outcome": "failed", "reason": "unknown session"}
     meta = params.get("_meta")
     idle = ((meta or {}).get("steering") or {}).get("idleBehavior") if isinstance(meta, dict) else None
-    outcome = turns.steer(sessions, session, text, idle if isinstance(idle, str) else None)
+    outcome = await turns.steer(sessions, session, face.sink(session.session_id), text,
+                                idle if isinstance(idle, str) else None)
     if outcome == "promptRequired":
         return {"outcome": outcome, "reason": "noRunningTurn"}
     return {"outcome": outcome}
 
 
-async def interrupt(session: AcpSession) -> dict[str, Any]:
-    busy = session.busy
-    turns.cancel(session)
-    return {"interrupted": busy}
-
-
-async def compress(sessions: Sessions, session: AcpSession, params: dict[str, Any]) -> dict[str, Any]:
-    agent = await sessions.ensure_agent(session)
+async def compress(sessions: SessionRegistry, session: LiveSession, params: dict[str, Any]) -> dict[str, Any]:
+    agent = await lifecycle.agent(sessions, session)
     keep_last = _optional(params, "keepLast", int)
     report = await agent.compress(focus=_optional(params, "focus", str), keep_last=keep_last,
                                   preview=bool(_optional(params, "preview", bool)),
@@ -71,16 +70,20 @@ async def compress(sessions: Sessions, session: AcpSession, params: dict[str, An
     return dict(report)
 
 
-async def dispatch(sessions: Sessions, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def dispatch(face: AcpFace, sessions: SessionRegistry, method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == STEERING_METHOD:
-        return await steering(sessions, params)
-    if method not in (INTERRUPT_METHOD, COMPRESS_METHOD):
+        return await steering(face, sessions, params)
+    if method not in (INTERRUPT_METHOD, COMPRESS_METHOD, MCP_METHOD):
         raise RequestError(-32601, f"Method not found: _{method} is not an agentls extension (agentls has "
-                                   f"_{STEERING_METHOD}, _{INTERRUPT_METHOD} and _{COMPRESS_METHOD})",
+                                   f"_{STEERING_METHOD}, _{INTERRUPT_METHOD}, _{COMPRESS_METHOD} and _{MCP_METHOD})",
                            {"method": f"_{method}"})
     session = sessions.find(_session_id(params))
     if session is None:
         raise invalid_params(f"unknown session {params['sessionId']!r}")
     if method == INTERRUPT_METHOD:
-        return await interrupt(session)
+        return {"interrupted": runtime_turns.cancel(session)}
+    if method == MCP_METHOD:
+        from agentls.agent.mcp.report import listing
+
+        return listing(session.mcp)
     return await compress(sessions, session, params)

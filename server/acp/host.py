@@ -2,8 +2,10 @@
 
 Reads and writes go through ``fs/read_text_file`` / ``fs/write_text_file`` when the client declared them
 (the editor's unsaved buffers are what the agent sees and edits), else the disk. Commands run in the
-editor's terminal (``terminal/*``) when it declared ``terminal``, else in-process. Permissions always go
-through ``session/request_permission`` (a baseline client method).
+editor's terminal (``terminal/*``, unsandboxed) when it declared ``terminal`` and the sandbox is not
+``strict``, else in-process, in the OS sandbox. Permissions always go through ``session/request_permission``
+(a baseline client method), with the runtime's tool-call shape (its ``locations`` name the file and the
+line an edit changes).
 """
 
 from __future__ import annotations
@@ -36,9 +38,10 @@ from agentls.agent.host import (
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
-from agentls.server.acp.caps import ClientCaps
-from agentls.server.acp.session import TurnControl
+from agentls.server.acp.capabilities import ClientCaps
 from agentls.server.acp.updates import UpdateSink
+from agentls.server.runtime.live import TurnControl
+from agentls.server.runtime.permissions import permission_tool_call
 
 log = logging.getLogger("agentls.acp")
 
@@ -106,7 +109,8 @@ class AcpHost:
 
     # ----- commands --------------------------------------------------------------------------
     async def run_command(self, spec: CommandSpec) -> CommandResult:
-        if not self._caps.terminal:
+        # The editor's terminal is the editor's: nothing confines it. Sandbox "strict" keeps commands in-process.
+        if not self._caps.terminal or spec.in_server:
             return await self._local.run_command(spec)
         env = [EnvVariable(name=k, value=v) for k, v in {**COMMAND_ENV, **(spec.env or {})}.items()]
         try:
@@ -176,10 +180,7 @@ class AcpHost:
         cancelled = self._control.waiter()
         if cancelled.done():
             return PermissionDecision("cancelled")
-        call = ToolCallUpdate.model_validate({"toolCallId": request.tool_call_id, "title": request.title,
-                                              "kind": request.kind, "status": "pending",
-                                              "rawInput": dict(request.raw_input),
-                                              **({"content": list(request.content)} if request.content else {})})
+        call = ToolCallUpdate.model_validate(permission_tool_call(request, self.root))
         options = [PermissionOption(option_id=o.option_id, name=o.name, kind=o.kind) for o in request.options]
         ask = asyncio.ensure_future(self._conn.request_permission(session_id=self._sid, tool_call=call,
                                                                   options=options))
@@ -205,6 +206,9 @@ class AcpHost:
 
     async def send_update(self, update: SessionUpdate) -> None:
         await self._sink.send(update)
+        notice = events.sandbox_notice(update)
+        if notice is not None:  # clients that ignore _meta still show the user a short quoted note
+            await self._sink.text(f"\n> {notice}\n\n")
 
 
 def anyio_shield() -> anyio.CancelScope:

@@ -1,33 +1,32 @@
-"""Prompt turns, cancellation and steering for one session.
+"""ACP prompts, cancels and steers as calls on the runtime's turns (``server/runtime/turns.py``).
 
-- A prompt runs the core turn in a child task, so ``session/cancel`` can stop it in any phase: the core's
-  ``interrupt()`` once the turn runs, cancelling the child task before that.
-- Whatever happens (cancel, errors, the connection going away), the session's bookkeeping is reset in
-  ``finally`` blocks, so the next prompt always runs (the failure of hermes-agent #79196).
-- A steer that comes back as ``pending_steer`` (it arrived as the turn was ending), or that was queued
-  while the turn was still starting, runs as a follow-up turn inside the same ``session/prompt``; the
-  client sees it as a ``user_message_chunk`` and then the turn's updates. A cancelled prompt drops it.
-- ``_session/steering`` on an idle session starts a background turn (``startedNewTurn``): its updates
-  stream as usual, and there is no ``session/prompt`` response for it.
+- ``session/prompt`` runs the session's turns; a steer that missed the turn runs as a follow-up inside
+  the same prompt, and the prompt's stop reason is the last turn's.
+- ``session/cancel`` cancels the running turn and every prompt still waiting (each answers ``cancelled``).
+- ``_session/steering`` on an idle session starts a background turn (``startedNewTurn``).
+- Before a session's first answer, its notices (ignored settings, the local model) appear as a quoted note.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from agentls.agent.prompt_blocks import PromptError
+from agentls.agent.prompt_blocks import PromptError, host_reader, inline_links
+from agentls.agent.footer import summary
 from agentls.agent.result import ExitReason, TurnResult
-from agentls.server.acp.errors import internal, invalid_params
+from agentls.server.acp import lifecycle
+from agentls.server.acp.errors import auth_required, internal, invalid_params
+from agentls.server.runtime import turns
+from agentls.server.runtime.live import LiveSession
+from agentls.server.runtime.registry import NoModel, SessionRegistry
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
-    from agentls.server.acp.session import AcpSession
-    from agentls.server.acp.sessions import Sessions
+    from agentls.server.acp.updates import UpdateSink
+    from agentls.server.runtime.turns import TurnRun
 
 log = logging.getLogger("agentls.acp")
 
@@ -38,10 +37,8 @@ EMPTY_ANSWER = ("\n_(The model returned an empty answer. Try again, rephrase the
                 "if the conversation is long.)_\n")
 
 
-def stop_reason(result: TurnResult | None) -> str:
+def stop_reason(result: TurnResult) -> str:
     """The ACP stop reason for a core result; raises the JSON-RPC error for a failed turn."""
-    if result is None:
-        return "cancelled"
     if result.failed:
         error = result.error or {"category": "unknown", "message": "the turn failed"}
         category, message = error["category"], error["message"]
@@ -54,112 +51,63 @@ def stop_reason(result: TurnResult | None) -> str:
     return STOP_REASONS.get(result.exit_reason, "end_turn")
 
 
-async def _run_core(session: AcpSession, agent: AIAgent, content: Any) -> TurnResult | None:
-    """One core turn in a child task; None when it was cancelled before the core could answer."""
-    task: asyncio.Task[TurnResult] = asyncio.ensure_future(agent.run_conversation(content))
-    session.turn_task = task
-    try:
-        await asyncio.wait({task})
-    except asyncio.CancelledError:  # our own request is going away (connection closed): stop the turn too
-        agent.interrupt()
-        task.cancel()
-        await asyncio.wait({task}, timeout=5)
-        raise
-    finally:
-        session.turn_task = None
-    if task.cancelled():
-        return None
-    return task.result()
+class AcpHooks:
+    """The session's notices before its first answer, a note after an empty answer."""
+
+    def __init__(self, session: LiveSession, sink: UpdateSink) -> None:
+        self._session = session
+        self._sink = sink
+
+    async def started(self, agent: AIAgent) -> None:
+        notices, self._session.notices = self._session.notices, []
+        if notices:
+            text = "\n\n".join(n.text for n in notices)
+            await self._sink.text("\n".join(f"> {line}" for line in text.splitlines()) + "\n\n")
+
+    async def ended(self, result: TurnResult) -> None:
+        if result.exit_reason is ExitReason.EMPTY_RESPONSE:
+            await self._sink.text(EMPTY_ANSWER)
+        said = summary(result)  # what the turn really did, whatever the model said (agent/footer.py)
+        if said:
+            await self._sink.text(f"\n\n_(agentls: {said})_\n")
 
 
-async def _turns(sessions: Sessions, session: AcpSession, content: Any, epoch: int) -> str:
-    """The prompt's turn, then any follow-up turns for steers that missed it."""
-    agent = await sessions.ensure_agent(session)
-    session.control.begin_turn()
-    if session.notice:
-        notice, session.notice = session.notice, None
-        await session.sink.text("\n".join(f"> {line}" for line in notice.splitlines()) + "\n\n")
+def _reason(run: TurnRun) -> str:
+    return "cancelled" if run.cancelled else stop_reason(run.last)
+
+
+async def prompt(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, content: Any) -> str:
     try:
-        result = await _run_core(session, agent, content)
+        agent = await sessions.agent(session)
+        content = await inline_links(content, host_reader(agent.host, agent.root))  # @-mentions, through the editor
+        run = await turns.run(sessions, session, content, hooks=AcpHooks(session, sink))
+    except NoModel as exc:
+        raise auth_required(lifecycle.NO_MODEL, str(exc)) from None
     except PromptError as exc:
         raise invalid_params(f"bad prompt: {exc}") from None
-    while True:
-        if session.control.epoch != epoch:
-            return "cancelled"
-        reason = stop_reason(result)
-        if result is not None and result.exit_reason is ExitReason.EMPTY_RESPONSE:
-            await session.sink.text(EMPTY_ANSWER)
-        follow_up = (result.pending_steer if result is not None else None) or session.take_steers()
-        if reason == "cancelled" or not follow_up:
-            return reason
-        await session.sink.send({"sessionUpdate": "user_message_chunk",
-                                 "content": {"type": "text", "text": follow_up}})
-        result = await _run_core(session, agent, follow_up)
+    return _reason(run)
 
 
-async def serialized(session: AcpSession, body: Callable[[int], Awaitable[str]]) -> str:
-    """Run ``body(epoch)`` as the session's turn: one at a time, and skipped if cancelled while waiting."""
-    epoch = session.control.epoch
-    session.inflight += 1
-    try:
-        async with session.turn_lock:
-            if session.control.epoch != epoch or session.closed:
-                return "cancelled"
-            return await body(epoch)
-    finally:
-        session.inflight -= 1
-        if not session.busy:
-            session.queued_steers.clear()
-
-
-async def prompt(sessions: Sessions, session: AcpSession, content: Any) -> str:
-    return await serialized(session, lambda epoch: _turns(sessions, session, content, epoch))
-
-
-def cancel(session: AcpSession) -> None:
-    """Cancel everything in flight for the session; a cancel on an idle session changes nothing."""
-    if not session.busy:
-        return
-    session.control.cancel()
-    session.queued_steers.clear()
-    agent = session.agent
-    if agent is not None and agent.interrupt():
-        return
-    task = session.turn_task
-    if task is not None and not task.done():
-        task.cancel()  # the turn has not started running yet
-
-
-def steer(sessions: Sessions, session: AcpSession, text: str, idle_behavior: str | None) -> str:
+async def steer(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, text: str,
+                idle_behavior: str | None) -> str:
     """``injected``, ``startedNewTurn``, ``promptRequired`` (idle, when the client asked for it) or ``failed``."""
-    if not text.strip() or session.closed:
-        return "failed"
-    agent = session.agent
-    if agent is not None and agent.running and agent.steer(text):
-        return "injected"
-    if session.busy:  # a prompt is starting or finishing: it runs the steer as its follow-up turn
-        session.queued_steers.append(text)
-        return "injected"
+    outcome = turns.steer(session, text)
+    if outcome is not turns.Steer.IDLE:
+        return str(outcome.value)
     if idle_behavior == "promptRequired":
         return "promptRequired"
-    if agent is None:
+    try:
+        await sessions.agent(session)
+    except NoModel:
         return "failed"
-    session.inflight += 1  # busy from now on, so a second steer queues behind this turn
-    task = asyncio.ensure_future(_background(sessions, session, text))
-    session.background.add(task)
-    task.add_done_callback(session.background.discard)
+
+    async def report(done: TurnRun | BaseException) -> None:
+        try:
+            if isinstance(done, BaseException):
+                raise done
+            _reason(done)  # raises for a failed turn
+        except Exception as exc:
+            await sink.text(f"\n_(agentls: the steered turn failed: {exc})_\n")
+
+    turns.background(sessions, session, text, hooks=AcpHooks(session, sink), report=report)
     return "startedNewTurn"
-
-
-async def _background(sessions: Sessions, session: AcpSession, text: str) -> None:
-    try:
-        await session.sink.send({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}})
-    finally:
-        session.inflight -= 1  # ``prompt`` counts itself in again before it first yields
-    try:
-        await prompt(sessions, session, text)
-    except RequestError as exc:
-        await session.sink.text(f"\n_(agentls: the steered turn failed: {exc})_\n")
-    except Exception:
-        log.exception("a steer-started turn failed")
-

@@ -14,7 +14,7 @@ from acp.interfaces import Client
 from acp.schema import SessionNotification
 from pydantic import ValidationError
 
-from agentls.server.acp.caps import ClientCaps
+from agentls.server.acp.capabilities import ClientCaps
 from agentls.server.acp.stdio import LineTransport
 
 log = logging.getLogger("agentls.acp")

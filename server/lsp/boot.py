@@ -91,6 +91,8 @@ async def _loop(channel: StdioChannel, running: _Running) -> int:
     server: AgentServer | None = None
     code = 0
     while True:
+        if server is not None:
+            await channel.room(server.requests)
         item = await channel.read()
         if item is None:
             log.info("end of input: the client is gone")

@@ -9,15 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentls.server.runtime.nested import nested
+
 PROTOCOL_VERSION = 1
 
 METHODS = (
     "agent/newSession", "agent/turn", "agent/steer", "agent/interrupt", "agent/compress",
-    "agent/listSessions", "agent/loadSession", "agent/undo",
+    "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers",
 )
 UPDATE_KINDS = (
     "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "usage_update",
-    "compaction_update", "session_info_update", "user_message_chunk",
+    "compaction_update", "session_info_update", "user_message_chunk", "available_commands_update",
 )
 # executeCommand names: the five of docs/protocol.md, plus the command the @agent code action runs.
 COMMANDS = ("agent.turn", "agent.steer", "agent.interrupt", "agent.compress", "agent.newSession", "agent.codeAction")
@@ -41,14 +43,6 @@ def initialize_result(version: str) -> dict[str, Any]:
     return {"capabilities": server_capabilities(), "serverInfo": {"name": "agentls", "version": version}}
 
 
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
-
-
 @dataclass(frozen=True)
 class ClientFeatures:
     """The client abilities the server's behaviour depends on (read from the raw ``capabilities``)."""
@@ -57,6 +51,7 @@ class ClientFeatures:
     terminal: bool = False
     permissions: bool = False
     updates: bool = False
+    diagnostics: bool = False  # the client answers agent/diagnostics
     apply_edit: bool = False
     document_changes: bool = False
     create_files: bool = False
@@ -66,23 +61,24 @@ class ClientFeatures:
 
     @classmethod
     def parse(cls, capabilities: Any) -> ClientFeatures:
-        agent = _get(capabilities, "experimental", "agent")
+        agent = nested(capabilities, "experimental", "agent")
         agent = agent if isinstance(agent, dict) else None
-        operations = _get(capabilities, "workspace", "workspaceEdit", "resourceOperations")
+        operations = nested(capabilities, "workspace", "workspaceEdit", "resourceOperations")
         operations = operations if isinstance(operations, list) else []
         # A client that lists resource operations can only receive them as documentChanges (Neovim
         # declares the operations but not the flag, and applies documentChanges).
-        document_changes = _get(capabilities, "workspace", "workspaceEdit", "documentChanges") is True \
+        document_changes = nested(capabilities, "workspace", "workspaceEdit", "documentChanges") is True \
             or bool(operations)
         return cls(
             agent_declared=agent is not None,
             terminal=bool(agent and agent.get("terminal") is True),
             permissions=bool(agent and agent.get("permissions") is True),
             updates=bool(agent and agent.get("updates") is True),
-            apply_edit=_get(capabilities, "workspace", "applyEdit") is True,
+            diagnostics=bool(agent and agent.get("diagnostics") is True),
+            apply_edit=nested(capabilities, "workspace", "applyEdit") is True,
             document_changes=document_changes,
             create_files=document_changes and "create" in operations,
             delete_files=document_changes and "delete" in operations,
-            work_done_progress=_get(capabilities, "window", "workDoneProgress") is True,
-            show_message_request=isinstance(_get(capabilities, "window", "showMessage"), dict),
+            work_done_progress=nested(capabilities, "window", "workDoneProgress") is True,
+            show_message_request=isinstance(nested(capabilities, "window", "showMessage"), dict),
         )

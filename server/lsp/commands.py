@@ -3,7 +3,9 @@
 - ``agent.turn|steer|interrupt|compress|newSession`` take one argument, the params object of the
   matching ``agent/*`` request. Without a ``sessionId`` they act on the workspace's inline session
   (``agent.interrupt`` without one stops every running turn; ``agent.newSession`` without an argument
-  starts a fresh inline session). ``agent.turn`` also shows the answer with ``window/showMessage``.
+  starts a fresh inline session). ``agent.turn`` also shows the answer with ``window/showMessage``; the
+  others, for a client without ``agent/update`` (Helix ignores command results), show one status line
+  saying what they did.
 - A line containing ``@agent <instruction>`` offers the code action "agentls: <instruction>". Its
   command, ``agent.codeAction {uri, line, instruction}``, runs a turn in the inline session scoped to
   that file; edits arrive through ``workspace/applyEdit`` and the answer through ``showMessage``.
@@ -18,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from agentls.server.lsp import methods
+from agentls.server.lsp import lookup, methods, turns
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND, COMMANDS
 from agentls.server.lsp.documents import path_of, split_lines
 from agentls.server.lsp.params import Params
@@ -34,6 +36,7 @@ LEADER = re.compile(r"(?:#|//+|--|;+|/\*+|<!--|%|\"|\{#|\{%|\{-)\s*$")
 MAX_INLINE_CONTENT = 20_000
 MAX_CODE_ACTION_BYTES = 4 * 1024 * 1024
 SESSION_COMMANDS = {"agent.turn", "agent.steer", "agent.compress"}
+NEEDS_ARGUMENT = {"agent.turn": "{prompt}", "agent.steer": "{text}", "agent.codeAction": "{uri, line, instruction}"}
 
 
 def find_markers(text: str, first: int, last: int) -> list[tuple[int, str]]:
@@ -77,6 +80,10 @@ def code_actions(ls: AgentServer, params: types.CodeActionParams) -> list[types.
 
 def _argument(command: str, arguments: Any) -> Any:
     if arguments is None or arguments == []:
+        if command in NEEDS_ARGUMENT:
+            raise JsonRpcInvalidParams(f"{command} needs an argument {NEEDS_ARGUMENT[command]}; from an editor that "
+                                       "cannot pass one, write an @agent <instruction> comment and run its code "
+                                       "action")
         return {}
     if isinstance(arguments, list) and len(arguments) == 1:
         return arguments[0] if arguments[0] is not None else {}
@@ -84,6 +91,17 @@ def _argument(command: str, arguments: Any) -> Any:
 
 
 async def execute(ls: AgentServer, raw: Any) -> Any:
+    """Run a command. Its errors are answered as usual and, for a client without ``agent/update``
+    (Helix shows nothing of a command's error either), also shown as a status line."""
+    try:
+        return await _execute(ls, raw)
+    except JsonRpcException as exc:
+        if not ls.features.updates:
+            ls.show(types.MessageType.Error, f"agentls: {exc.message}")
+        raise
+
+
+async def _execute(ls: AgentServer, raw: Any) -> Any:
     p = Params("workspace/executeCommand", raw)
     command = p.string("command", limit=200)
     if command not in COMMANDS:
@@ -94,23 +112,52 @@ async def execute(ls: AgentServer, raw: Any) -> Any:
         raise JsonRpcInvalidParams(f"{command}: the argument must be an object, not {type(arg).__name__}")
     if command == "agent.codeAction":
         return await run_code_action(ls, arg)
+    if command == "agent.turn":  # its answer is shown whatever the client
+        return await methods.turn(ls, await _with_session(ls, command, arg), command, show_answer=True)
+    result = await _run(ls, command, arg)
+    if not ls.features.updates:  # Helix ignores executeCommand results: say what happened
+        ls.show(types.MessageType.Info, feedback(command, arg, result))
+    return result
+
+
+async def _with_session(ls: AgentServer, command: str, arg: dict[str, Any]) -> dict[str, Any]:
+    if command in SESSION_COMMANDS and arg.get("sessionId") is None:
+        return {**arg, "sessionId": (await lookup.inline(ls)).session_id}
+    return arg
+
+
+async def _run(ls: AgentServer, command: str, arg: dict[str, Any]) -> dict[str, Any]:
     if command == "agent.newSession":
         result = await methods.new_session(ls, arg, command)
         if not arg:
-            ls.sessions.set_inline(ls.root, result["sessionId"])
+            ls.inline[ls.root] = result["sessionId"]
         return result
     if command == "agent.interrupt" and arg.get("sessionId") is None:
-        return {"interrupted": ls.sessions.interrupt_all()}
-    if command in SESSION_COMMANDS and arg.get("sessionId") is None:
-        session_id, _ = await ls.sessions.inline()
-        arg = {**arg, "sessionId": session_id}
-    if command == "agent.turn":
-        return await methods.turn(ls, arg, command, show_answer=True)
+        return {"interrupted": lookup.interrupt_all(ls)}
+    arg = await _with_session(ls, command, arg)
     if command == "agent.steer":
         return await methods.steer(ls, arg, command)
     if command == "agent.interrupt":
         return await methods.interrupt(ls, arg, command)
     return await methods.compress(ls, arg, command)
+
+
+def feedback(command: str, arg: dict[str, Any], result: dict[str, Any]) -> str:
+    """One status line saying what a command did."""
+    if command == "agent.newSession":
+        return f"agentls: new session {result['sessionId'][:8]}"
+    if command == "agent.steer":
+        return ("agentls: the running turn takes your message next" if result["outcome"] == "queued" else
+                "agentls: no turn was running, so your message started one")
+    if command == "agent.interrupt":
+        return "agentls: interrupted" if result["interrupted"] else "agentls: no turn was running"
+    before, after = result["messagesBefore"], result["messagesAfter"]
+    tokens = f"~{result['tokensBefore']:,} → ~{result['tokensAfter']:,} tokens"
+    if arg.get("preview") is True:
+        return f"agentls: compacting would take {before} → {after} messages, {tokens}"
+    if before == after:
+        return f"agentls: nothing to compact ({before} messages, {tokens})"
+    return f"agentls: context compacted: {before} → {after} messages, {tokens}"
 
 
 def _scope_root(ls: AgentServer, path: Path) -> Path:
@@ -131,7 +178,9 @@ async def run_code_action(ls: AgentServer, arg: dict[str, Any]) -> dict[str, Any
     if path is None or line is None:
         raise p.invalid("'uri' must be a file:// URI and 'line' a line number")
     root = _scope_root(ls, path)
-    _, agent = await ls.sessions.inline(root)
+    session = await lookup.inline(ls, root)
+    assert session.agent is not None
+    agent = session.agent
     rel = path.relative_to(root).as_posix() if root in path.parents else str(path)
     try:
         content: str | None = await agent.host.read_text(path)
@@ -142,8 +191,7 @@ async def run_code_action(ls: AgentServer, arg: dict[str, Any]) -> dict[str, Any
                f"removes it when you are done.")
     if content is not None and len(content) <= MAX_INLINE_CONTENT:
         context += f"\n\nThe current text of {rel} (the editor's buffer):\n```\n{content}\n```"
-    result = await ls.turns.run(agent, instruction, runtime_context=context, show_answer=True,
-                                token=p.token())
+    result = await turns.run(ls, session, instruction, runtime_context=context, show_answer=True, token=p.token())
     if result["completed"]:
         await remove_marker(agent.host, path, line, instruction)
     return result

@@ -1,4 +1,5 @@
-"""The server's LSP features, registered on an ``AgentServer``. Thin: each hands over to a module."""
+"""The LSP face put together: an ``AgentServer`` with its host and commands, and its features
+registered. Thin: each hands over to a module."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.server.lsp import commands, methods
+from agentls.server.lsp import commands, mcp, methods
 from agentls.server.lsp.capabilities import CODE_ACTION_KIND
+from agentls.server.lsp.host import LspHost
 from agentls.server.lsp.server import AgentServer
-from agentls.server.lsp.sessions import store_errors
+from agentls.server.lsp.lookup import store_errors
 
 
 # The agent/* requests: each takes (server, raw params) and validates the params itself.
@@ -23,12 +25,22 @@ AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
     "agent/listSessions": methods.list_sessions,
     "agent/loadSession": methods.load_session,
     "agent/undo": methods.undo,
+    "agent/listMcpServers": mcp.list_servers,
 }
+
+
+def _tracked(handler: Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
+             ) -> Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]:
+    """The handler, counted in ``server.requests`` while it runs (shutdown waits for their answers)."""
+    async def run(ls: AgentServer, params: Any) -> dict[str, Any]:
+        with ls.handling():
+            return await handler(ls, params)
+    return run
 
 
 def register(server: AgentServer) -> None:
     for name, handler in AGENT_METHODS.items():
-        server.feature(name)(store_errors(handler))
+        server.feature(name)(_tracked(store_errors(handler)))
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -53,6 +65,6 @@ def register(server: AgentServer) -> None:
 
 
 def create_server(channel: Any) -> AgentServer:
-    server = AgentServer(channel)
+    server = AgentServer(channel, host=LspHost, execute=commands.execute)
     register(server)
     return server

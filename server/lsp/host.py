@@ -7,11 +7,13 @@
 - Terminals and permissions: ``terminal.py`` and ``permissions.py``.
 - Updates: ``agent/update`` when the client declared ``experimental.agent.updates``; tool calls also
   feed the turn's ``$/progress``.
+- Diagnostics: ``agent/diagnostics`` when the client declared ``experimental.agent.diagnostics``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +21,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from agentls.agent import events
-from agentls.agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from agentls.agent.host import (CommandResult, CommandSpec, Diagnostic, PermissionDecision, PermissionRequest,
+                                WriteOutcome)
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
+from agentls.server.lsp.diagnostics import DiagnosticsClient
 from agentls.server.lsp.documents import file_uri, text_edits
 from agentls.server.lsp.permissions import ask_permission
 from agentls.server.lsp.terminal import Terminals
@@ -45,6 +49,7 @@ class LspHost:
         self._disk = DiskHost(self._root)
         self.terminals = Terminals(ls, session_id, self._terminal_created)
         self.progress: TurnProgress | None = None  # set by the turn runner while a turn runs
+        self._diagnostics = DiagnosticsClient(ls)
 
     @property
     def root(self) -> Path:
@@ -135,6 +140,9 @@ class LspHost:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
+    async def diagnostics(self, paths: Sequence[Path], *, settle: bool) -> dict[Path, list[Diagnostic]] | None:
+        return await self._diagnostics.ask(self.session_id, paths, settle=settle)
+
     # ----------------------------------------------------------------- commands, permissions
     async def _terminal_created(self, tool_call_id: str, terminal_id: str) -> None:
         await self.send_update(events.tool_call_update(tool_call_id, content=[events.terminal_content(terminal_id)]))
@@ -143,13 +151,16 @@ class LspHost:
         return await self.terminals.run(spec)
 
     async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
-        return await ask_permission(self._ls, self.session_id, request)
+        return await ask_permission(self._ls, self.session_id, request, self._root)
 
     async def release(self, task_id: str | None = None) -> None:
         await self.terminals.release_all()
 
     # ----------------------------------------------------------------- updates
     async def send_update(self, update: SessionUpdate) -> None:
+        notice = events.sandbox_notice(update)
+        if notice is not None:  # no sandbox works here: said once per session, to every client
+            self._ls.show(types.MessageType.Warning, notice)
         progress = self.progress
         if progress is not None:
             progress.on_update(update)

@@ -1,7 +1,8 @@
 """The ``agent/*`` requests, shared by the request handlers and ``workspace/executeCommand``.
 
 Each takes the raw params and a ``where`` (the method or command name, for error messages) and
-returns the result object of the table in docs/protocol.md.
+returns the result object of the table in docs/protocol.md. Sessions and turns are the runtime's
+(``server/runtime``); this module translates.
 """
 
 from __future__ import annotations
@@ -9,19 +10,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInternalError
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
+from agentls.server.lsp import lookup, mcp, turns
 from agentls.server.lsp.params import MAX_PROMPT_CHARS, Params
+from agentls.server.runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
     from agentls.server.lsp.server import AgentServer
+    from agentls.server.runtime.live import LiveSession
 
 
 async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession") -> dict[str, Any]:
     p = Params(where, raw)
     cwd = p.directory("cwd")
     system_message = p.optional_string("systemMessage", limit=100_000)
-    return {"sessionId": await ls.sessions.create(cwd, system_message)}
+    mcp_servers = p.raw.get("mcpServers")
+    if mcp_servers is not None and not isinstance(mcp_servers, list | dict):
+        raise p.invalid("'mcpServers' must be a list of servers or an object of them (see docs/mcp.md)")
+    return {"sessionId": (await lookup.create(ls, cwd, system_message, mcp_servers)).session_id}
 
 
 async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_answer: bool = False) -> dict[str, Any]:
@@ -30,25 +37,49 @@ async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_ans
     prompt = p.prompt()
     task_id = p.optional_string("taskId", limit=200)
     token = p.token()
-    agent = await ls.sessions.get(session_id, where)
-    return await ls.turns.run(agent, prompt, task_id=task_id, token=token, show_answer=show_answer)
+    session = await lookup.session(ls, session_id, where)
+    prompt = await mcp.prepare(session, prompt, where)  # an MCP prompt's /command, @server:uri mentions
+    prompt = await _with_editor(ls, p, session, prompt)
+    return await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
+
+
+async def _with_editor(ls: AgentServer, p: Params, session: LiveSession, prompt: Any) -> Any:
+    """The prompt with the editor's ``context`` (active file, selection) as a block, and its
+    ``resource_link``s read through the editor's buffers (agent/editor_context.py, agent/prompt_blocks.py)."""
+    from agentls.agent.editor_context import ContextError, render, with_context
+    from agentls.agent.prompt_blocks import host_reader, inline_links
+    from agentls.server.runtime.registry import NoModel
+
+    try:
+        block = render(p.raw.get("context"), session.cwd)
+    except ContextError as exc:
+        raise p.invalid(str(exc)) from None
+    prompt = with_context(prompt, block)
+    try:
+        agent = await ls.sessions.agent(session)
+    except NoModel:  # the turn says so, with the ways forward
+        return prompt
+    return await inline_links(prompt, host_reader(agent.host, agent.root))
 
 
 async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[str, Any]:
     p = Params(where, raw)
     session_id = p.session_id()
     text = p.string("text", limit=MAX_PROMPT_CHARS)
-    agent = await ls.sessions.get(session_id, where)
-    if agent.steer(text):
+    session = await lookup.session(ls, session_id, where)
+    outcome = runtime_turns.steer(session, text)
+    if outcome is runtime_turns.Steer.INJECTED:
         return {"outcome": "queued"}
-    ls.turns.background(agent, text)
+    if outcome is runtime_turns.Steer.FAILED:
+        raise JsonRpcInvalidParams(f"{where}: the session {session_id!r} is closed")
+    turns.background(ls, session, text)
     return {"outcome": "startedNewTurn"}
 
 
 async def interrupt(ls: AgentServer, raw: Any, where: str = "agent/interrupt") -> dict[str, Any]:
     p = Params(where, raw)
-    agent = await ls.sessions.get(p.session_id(), where)
-    return {"interrupted": agent.interrupt()}
+    session = await lookup.session(ls, p.session_id(), where)
+    return {"interrupted": runtime_turns.interrupt(session)}
 
 
 async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> dict[str, Any]:
@@ -58,7 +89,7 @@ async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> 
     keep_last = p.integer("keepLast", minimum=0, maximum=10_000)
     preview = p.boolean("preview")
     aggressive = p.boolean("aggressive")
-    agent = await ls.sessions.get(session_id, where)
+    _, agent = await lookup.agent(ls, session_id, where)
     # While a turn runs, the core compresses at the turn's next safe boundary (or at its end).
     out = await agent.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
     if "error" in out or "tokensBefore" not in out:
@@ -79,9 +110,11 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
         cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
     query = p.optional_string("query", limit=1000)
     cursor = p.optional_string("cursor", limit=1000)
-    records, next_cursor = await ls.sessions.list(cwd, query, cursor)
-    result: dict[str, Any] = {"sessions": [{"sessionId": r.id, "title": r.title, "cwd": r.cwd,
-                                            "updatedAt": r.updated_at} for r in records]}
+    try:
+        sessions, next_cursor = await ls.sessions.listing(cwd=cwd, query=query, cursor=cursor)
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(f"{where}: {exc}; pass a nextCursor from an earlier answer") from None
+    result: dict[str, Any] = {"sessions": sessions}
     if next_cursor:
         result["nextCursor"] = next_cursor
     return result
@@ -92,13 +125,13 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
 
     p = Params(where, raw)
     session_id = p.session_id()
-    agent = await ls.sessions.get(session_id, where)
+    _, agent = await lookup.agent(ls, session_id, where)
     messages = [dict(m) for m in agent.messages]
     if ls.features.updates:
         for update in replay_updates(agent.messages):
             ls.notify("agent/update", {"sessionId": session_id, "update": update})
     result: dict[str, Any] = {"sessionId": session_id, "messages": messages}
-    holder = await ls.sessions.manager.running_elsewhere(session_id)
+    holder = await ls.sessions.running_elsewhere(session_id)
     if holder is not None:  # readable, but a turn here is refused until that one ends
         result["runningElsewhere"] = {**holder.to_json(), "message": (
             f"this session is running a turn in another agentls process ({holder.describe()}); what is shown "
@@ -109,8 +142,7 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
 async def undo(ls: AgentServer, raw: Any, where: str = "agent/undo") -> dict[str, Any]:
     p = Params(where, raw)
     session_id = p.session_id()
-    turns = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
-    agent = await ls.sessions.get(session_id, where)
-    async with ls.turns.holding(session_id):  # after the turns sent before it
-        restored = await agent.undo(turns)
-    return {"restoredFiles": restored}
+    count = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
+    session, agent = await lookup.agent(ls, session_id, where)
+    restored = await runtime_turns.serialized(session, lambda: agent.undo(count))  # after the turns sent before it
+    return {"restoredFiles": restored or []}

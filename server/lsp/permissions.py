@@ -8,12 +8,14 @@ action does not run, and the user is told why with ``window/showMessage``.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from agentls.agent.host import PermissionDecision, PermissionRequest
+from agentls.server.runtime.permissions import permission_tool_call
 
 if TYPE_CHECKING:
     from agentls.server.lsp.server import AgentServer
@@ -23,11 +25,10 @@ log = logging.getLogger("agentls.lsp.permissions")
 CANCELLED = PermissionDecision("cancelled")
 
 
-def request_params(session_id: str, request: PermissionRequest) -> dict[str, Any]:
+def request_params(session_id: str, request: PermissionRequest, root: Path) -> dict[str, Any]:
     return {
         "sessionId": session_id,
-        "toolCall": {"toolCallId": request.tool_call_id, "title": request.title, "kind": request.kind,
-                     "rawInput": request.raw_input, **({"content": list(request.content)} if request.content else {})},
+        "toolCall": permission_tool_call(request, root),
         "options": [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in request.options],
     }
 
@@ -45,19 +46,19 @@ def decision_from(answer: Any, request: PermissionRequest) -> PermissionDecision
 
 
 def _prompt(request: PermissionRequest) -> str:
-    verb = {"execute": "run a command", "edit": "edit a file"}.get(request.kind, request.kind)
+    verb = {"execute": "run a command", "edit": "edit a file"}.get(request.kind, "call a tool")
     danger = request.raw_input.get("danger")
     warning = f" Warning: {danger}." if isinstance(danger, str) else ""
     return f"agentls wants to {verb}: {request.title}.{warning}"
 
 
-async def ask_permission(ls: AgentServer, session_id: str, request: PermissionRequest
+async def ask_permission(ls: AgentServer, session_id: str, request: PermissionRequest, root: Path
                          ) -> PermissionDecision | None:
     timeout = ls.options.permission_timeout
     try:
         if ls.features.permissions:
             try:
-                answer = await ls.call("agent/requestPermission", request_params(session_id, request), timeout)
+                answer = await ls.call("agent/requestPermission", request_params(session_id, request, root), timeout)
                 return decision_from(answer, request)
             except JsonRpcMethodNotFound:
                 log.warning("the client declared permissions but has no agent/requestPermission handler")

@@ -1,5 +1,6 @@
 """The ``terminal`` tool's commands: in the editor (``agent/terminal/*``) when the client declared
-``experimental.agent.terminal``, else in-server with a timeout and an output cap.
+``experimental.agent.terminal`` (unsandboxed: the editor runs them), else in-server, in the OS sandbox,
+with a timeout and an output cap. With ``sandbox = "strict"`` they always run in-server.
 
 The editor requests have the shapes of ACP's ``terminal/*`` in camelCase, plus ``sessionId``.
 ``command`` is a shell command line (run it with a shell). On timeout, interrupt or cancellation the
@@ -50,7 +51,8 @@ class Terminals:
         self._client_lacks_terminals = False
 
     async def run(self, spec: CommandSpec) -> CommandResult:
-        if self._ls.features.terminal and not self._client_lacks_terminals:
+        # The editor's terminal is the editor's: nothing confines it. Sandbox "strict" keeps commands in-server.
+        if self._ls.features.terminal and not self._client_lacks_terminals and not spec.in_server:
             try:
                 return await self._run_in_editor(spec)
             except JsonRpcMethodNotFound:

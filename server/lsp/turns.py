@@ -1,9 +1,10 @@
-"""Running turns: one after another per session, sessions in parallel, each with progress.
+"""LSP turns as calls on the runtime's turns (``server/runtime/turns.py``), with ``$/progress`` around them.
 
 A turn answered to a request runs in the request's own task, so ``$/cancelRequest`` cancels it: the
-core persists the partial transcript and re-raises, and pygls answers -32800. Turns the server starts
-itself (a steer that arrived between turns, a ``pendingSteer`` the core handed back) run as
-background tasks; all of them end, and persist, when the client goes away.
+core persists the partial transcript and re-raises, and pygls answers -32800. A steer that missed the
+turn runs as a follow-up inside the same request; the result is then the last turn's, with ``apiCalls``
+and ``usage`` counted over all of them. A steer on an idle session starts a background turn; its answer
+reaches the client as updates, else with ``window/showMessage``.
 """
 
 from __future__ import annotations
@@ -14,42 +15,61 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from agentls.agent.footer import edits_failed, summary, summary_json
 from agentls.agent.result import TurnResult
+from agentls.server.lsp.host import LspHost
 from agentls.server.lsp.progress import TurnProgress, first_words, outcome
+from agentls.server.runtime import turns
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
     from agentls.server.lsp.server import AgentServer
+    from agentls.server.runtime.live import LiveSession
+    from agentls.server.runtime.turns import TurnRun
 
 log = logging.getLogger("agentls.lsp.turns")
 
-SHUTDOWN_GRACE = 15.0
 
-
-def wire_result(result: TurnResult) -> dict[str, Any]:
-    """The core's result as the ``agent/turn`` result (camelCase, no transcript)."""
-    usage = result.usage
+def wire_result(run: TurnRun) -> dict[str, Any]:
+    """The runtime's run as the ``agent/turn`` result (camelCase, no transcript)."""
+    result = run.last
+    usage = {"promptTokens": 0, "completionTokens": 0, "cachedTokens": 0}
+    for r in run.results:
+        usage["promptTokens"] += r.usage["prompt_tokens"]
+        usage["completionTokens"] += r.usage["completion_tokens"]
+        usage["cachedTokens"] += r.usage["cached_tokens"]
     out: dict[str, Any] = {
         "sessionId": result.session_id,
         "finalResponse": result.final_response,
         "completed": result.completed,
-        "apiCalls": result.api_calls,
+        "apiCalls": sum(r.api_calls for r in run.results),
         "exitReason": result.exit_reason.value,
         "interrupted": result.interrupted,
         "failed": result.failed,
         "partial": result.partial,
-        "usage": {"promptTokens": usage["prompt_tokens"], "completionTokens": usage["completion_tokens"],
-                  "cachedTokens": usage["cached_tokens"]},
+        "usage": usage,
     }
     if result.error is not None:
         out["error"] = {"category": result.error["category"], "message": result.error["message"]}
-    if result.pending_steer:
-        out["pendingSteer"] = result.pending_steer
+    out["outcome"] = summary_json(run.outcome)
+    if run.leftover_steer:
+        out["pendingSteer"] = run.leftover_steer
     return out
 
 
 def answer_text(result: TurnResult) -> tuple[types.MessageType, str]:
-    """What ``window/showMessage`` says about a finished turn."""
+    """What ``window/showMessage`` says about a finished turn (``show`` cuts it to one line). The outcome's
+    summary comes first, where a status line shows it (docs/protocol.md)."""
+    kind, text = _answer_text(result)
+    said = summary(result)
+    if said:
+        text = f"agentls [{said}]: " + text.removeprefix("agentls: ")
+        if edits_failed(result) and kind is types.MessageType.Info:
+            kind = types.MessageType.Warning
+    return kind, text
+
+
+def _answer_text(result: TurnResult) -> tuple[types.MessageType, str]:
     if result.failed and result.error is not None:
         error = result.error
         return types.MessageType.Error, f"agentls: the turn failed ({error['category']}): {error['message']}"
@@ -61,84 +81,62 @@ def answer_text(result: TurnResult) -> tuple[types.MessageType, str]:
     return types.MessageType.Warning, f"agentls: the turn ended without an answer ({result.exit_reason.value})"
 
 
-class TurnRunner:
-    def __init__(self, ls: AgentServer) -> None:
+class LspHooks:
+    """``$/progress`` for the request's turns, fed by the session host's tool calls."""
+
+    def __init__(self, ls: AgentServer, progress: TurnProgress) -> None:
         self._ls = ls
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._progress = progress
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(session_id, asyncio.Lock())
+    async def started(self, agent: AIAgent) -> None:
+        await self._progress.start()
+        if isinstance(agent.host, LspHost):
+            agent.host.progress = self._progress
 
-    def busy(self, session_id: str) -> bool:
-        return self._lock(session_id).locked()
-
-    def holding(self, session_id: str) -> asyncio.Lock:
-        """``async with runner.holding(sid)``: no turn of the session runs inside."""
-        return self._lock(session_id)
-
-    async def run(self, agent: AIAgent, prompt: Any, *, task_id: str | None = None,
-                  runtime_context: str | None = None, token: int | str | None = None,
-                  show_answer: bool = False, echo_prompt: bool = False) -> dict[str, Any]:
-        """One turn, queued behind the session's earlier turns; the wire result."""
-        from agentls.server.lsp.host import LspHost
-
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        try:
-            async with self._lock(agent.session_id):
-                progress = TurnProgress(self._ls, first_words(prompt), token, on_cancel=agent.interrupt)
-                host = agent.host if isinstance(agent.host, LspHost) else None
-                await progress.start()
-                if host is not None:
-                    host.progress = progress
-                try:
-                    result = await agent.run_conversation(prompt, task_id=task_id, runtime_context=runtime_context,
-                                                          echo_prompt=echo_prompt)
-                except asyncio.CancelledError:
-                    progress.end("cancelled")
-                    raise
-                except Exception as exc:
-                    progress.end(f"failed: {exc}")
-                    raise
-                finally:
-                    if host is not None:
-                        host.progress = None
-                progress.end(outcome(result))
-        finally:
-            if task is not None:
-                self._tasks.discard(task)
+    async def ended(self, result: TurnResult) -> None:
         if result.cleanup_errors:
             log.warning("turn cleanup errors: %s", result.cleanup_errors)
-        if result.pending_steer and not result.interrupted:  # after an interrupt the user said stop
-            self.background(agent, result.pending_steer)
-        if show_answer:
+
+
+def _finish(ls: AgentServer, session: LiveSession, progress: TurnProgress, done: TurnRun | BaseException,
+            show_answer: bool) -> None:
+    host = session.agent.host if session.agent is not None else None
+    if isinstance(host, LspHost) and host.progress is progress:
+        host.progress = None
+    if isinstance(done, BaseException):
+        progress.end("cancelled" if isinstance(done, asyncio.CancelledError) else f"failed: {done}")
+        return
+    said = summary(done.outcome)
+    progress.end(outcome(done.last) + (f" \u2014 {said}" if said else ""))
+    if show_answer:
+        for result in done.results:
             kind, message = answer_text(result)
-            self._ls.show(kind, message)
-            self._ls.log(message)  # the whole answer, where a status line cuts it (Helix's :log-open)
-        return wire_result(result)
+            ls.show(kind, message, log=True)  # the whole answer goes to the log, where a status line cuts it
 
-    def background(self, agent: AIAgent, prompt: str) -> None:
-        """A turn nobody waits for: its answer reaches the client as updates, else with showMessage."""
-        task = asyncio.ensure_future(self._background(agent, prompt))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
-    async def _background(self, agent: AIAgent, prompt: str) -> None:
-        try:
-            await self.run(agent, prompt, show_answer=not self._ls.features.updates, echo_prompt=True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("a background turn failed")
-            self._ls.show(types.MessageType.Error, f"agentls: a turn failed: {exc}")
+async def run(ls: AgentServer, session: LiveSession, prompt: Any, *, task_id: str | None = None,
+              runtime_context: str | None = None, token: int | str | None = None,
+              show_answer: bool = False) -> dict[str, Any]:
+    """The request's turns, queued behind the session's earlier ones; the wire result."""
+    progress = TurnProgress(ls, first_words(prompt), token, on_cancel=lambda: turns.interrupt(session))
+    try:
+        done = await turns.run(ls.sessions, session, prompt, hooks=LspHooks(ls, progress), task_id=task_id,
+                               runtime_context=runtime_context)
+    except BaseException as exc:
+        _finish(ls, session, progress, exc, show_answer)
+        raise
+    _finish(ls, session, progress, done, show_answer)
+    return wire_result(done)
 
-    async def aclose(self) -> None:
-        tasks = [t for t in self._tasks if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE)
-            if pending:
-                log.warning("%d turn(s) did not end within %g s", len(pending), SHUTDOWN_GRACE)
+
+def background(ls: AgentServer, session: LiveSession, text: str) -> None:
+    """A turn nobody waits for (a steer on an idle session): its answer reaches the client as updates,
+    else with ``window/showMessage``."""
+    progress = TurnProgress(ls, first_words(text), None, on_cancel=lambda: turns.interrupt(session))
+
+    async def report(done: TurnRun | BaseException) -> None:
+        _finish(ls, session, progress, done, show_answer=not ls.features.updates)
+        if isinstance(done, BaseException):
+            ls.show(types.MessageType.Error, f"agentls: a turn failed: {done}")
+
+    turns.background(ls.sessions, session, text, hooks=LspHooks(ls, progress), report=report)

@@ -14,6 +14,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
+from collections.abc import Sized
 from typing import Any, BinaryIO
 
 from agentls.server.jsonrpc_ids import top_level_id
@@ -22,6 +23,10 @@ log = logging.getLogger("agentls.lsp.wire")
 
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 HEADER_LIMIT = 64 * 1024
+OUTPUT_HIGH_WATER = 256 * 1024  # unsent output above which no more input is read (backpressure)
+MAX_IN_FLIGHT = 256  # request handlers running above which no more input is read
+METHOD_CHARS = 200  # a longer method name is not looked up (no method is that long) nor echoed whole
+ERROR_MESSAGE_CHARS = 800  # an error message is cut here, so it never echoes a client's large params
 
 MsgId = int | str
 
@@ -55,6 +60,9 @@ def check_envelope(data: Any) -> dict[str, Any] | WireError:
         method = data["method"]
         if not isinstance(method, str) or not method:
             return WireError(-32600, "'method' must be a non-empty string", known_id)
+        if len(method) > METHOD_CHARS:
+            return WireError(-32601, f"method not found: {method[:METHOD_CHARS]}… ({len(method):,} characters)",
+                             known_id)
         params = data.get("params")
         if params is not None and not isinstance(params, dict | list):
             if known_id is not None:
@@ -73,6 +81,8 @@ def frame(obj: Any) -> bytes:
 
 
 def error_frame(msg_id: MsgId | None, code: int, message: str) -> bytes:
+    if len(message) > ERROR_MESSAGE_CHARS:
+        message = f"{message[:ERROR_MESSAGE_CHARS]}… (cut; {len(message):,} characters)"
     return frame({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
@@ -91,8 +101,17 @@ def private_stdio() -> tuple[BinaryIO, BinaryIO]:
 class _WriteProtocol(asyncio.Protocol):
     def __init__(self) -> None:
         self.lost = asyncio.get_running_loop().create_future()
+        self.writable = asyncio.Event()
+        self.writable.set()
+
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.writable.set()
         if not self.lost.done():
             self.lost.set_result(None)
 
@@ -123,12 +142,25 @@ class StdioChannel:
         channel = cls(reader, max_bytes)
         try:
             transport, protocol = await loop.connect_write_pipe(_WriteProtocol, stdout)
+            transport.set_write_buffer_limits(high=OUTPUT_HIGH_WATER)
             channel._transport, channel._protocol = transport, protocol
         except ValueError:
             channel._sync_out = stdout
         return channel
 
     # ----------------------------------------------------------------- reading
+    async def room(self, in_flight: Sized) -> None:
+        """Backpressure: return once the client reads its output (unsent output under the high-water
+        mark) and fewer than ``MAX_IN_FLIGHT`` handlers run; until then no more input is read, so a client
+        that pipelines without reading fills its own pipe, not the server's memory."""
+        while True:
+            if self._protocol is not None and not self._protocol.writable.is_set():
+                await self._protocol.writable.wait()
+                continue
+            if len(in_flight) < MAX_IN_FLIGHT:
+                return
+            await asyncio.sleep(0.01)
+
     async def read(self) -> dict[str, Any] | WireError | None:
         """The next message, a ``WireError`` to answer, or None at end of input."""
         try:

@@ -11,7 +11,7 @@ import pytest
 from acp import RequestError, text_block
 from acp_harness.agent import NO_LOCAL_MODEL, agent_env, start_agent
 
-from agentls.agent.scripted import ScriptedServer
+from agentls.agent.scripted import ScriptedServer, text
 
 
 @asynccontextmanager
@@ -102,3 +102,22 @@ async def test_the_local_model_notice_never_reaches_stdout(tmp_path: Path) -> No
         assert "embedded local model" in agent.stderr.read_text()
         raw = "".join(r["raw"] for r in agent.records() if r["dir"] == "out")
         assert "embedded local model" not in raw
+
+
+async def test_a_session_made_without_a_model_takes_one_at_its_next_prompt(tmp_path: Path) -> None:
+    """The no-model state: the session exists; once the configuration names a model, its next prompt
+    runs (no restart, no new session), and a steer on it is no longer ``failed``."""
+    async with ScriptedServer() as srv, start_agent(tmp_path, agent_env(None, tmp_path),
+                                                    command=NO_LOCAL_MODEL) as agent:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        sid = await agent.new_session(ws)
+        assert (await agent.conn.ext_method("session/steering", {"sessionId": sid, "prompt": "x"}))["outcome"] \
+            == "failed"
+        with pytest.raises(RequestError):
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("hello")])
+        (tmp_path / "config.toml").write_text(f'model = "scripted"\nbase_url = "{srv.openai_url}"\n')
+        srv.push(text("now there is a model"))
+        response = await agent.conn.prompt(session_id=sid, prompt=[text_block("hello again")])
+        assert response.stop_reason == "end_turn" and agent.client.text(sid) == "now there is a model"
+        agent.check_frames()

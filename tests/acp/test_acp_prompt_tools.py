@@ -51,7 +51,8 @@ async def test_tools_go_through_the_editor(frames_ok: Agent, scripted: ScriptedS
     assert plan["entries"][0]["content"] == "change x"
     assert any(u["sessionUpdate"] == "usage_update" and u["size"] > 0 for u in ups)
     assert any(u["sessionUpdate"] == "agent_thought_chunk" for u in ups)
-    assert agent.client.text(sid) == "all done"
+    # The answer, then what the turn really did (agent/footer.py), whatever the model said.
+    assert agent.client.text(sid) == "all done\n\n_(agentls: changed: src.py +1 \u22121)_\n"
 
     # The terminal is embedded in the tool call before the agent waits for it.
     sent = agent.sent(start)
@@ -153,3 +154,23 @@ async def test_editor_errors_fall_back_to_the_disk(frames_ok: Agent, scripted: S
     assert "on disk" in results[0]
     assert "ran-in-process" in results[1]
     assert "refused" in results[2] and not (ws / "out.txt").exists()
+
+
+async def test_a_permission_request_names_the_file_and_the_line(frames_ok: Agent, scripted: ScriptedServer,
+                                                                ws: Path) -> None:
+    """``toolCall.locations`` carry the absolute path (and the first changed line, 0-based) besides the
+    diff: a client that opens what it is shown (CodeCompanion) opens the right file."""
+    agent = frames_ok
+    (ws / "app.py").write_text("one\ntwo\nthree\n")
+    sid = await agent.new_session(ws)
+    agent.client.answers.extend(["allow_once", "allow_once", "allow_once"])
+    scripted.push(tools(call("read_file", {"path": "app.py"})),
+                  tools(call("edit_file", {"path": "app.py", "old_string": "three", "new_string": "THREE"})),
+                  tools(call("write_file", {"path": "fresh.txt", "content": "new\n"})),
+                  tools(call("terminal", {"command": "echo here"})), text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("change things")])
+    edit, create, command = (asked["toolCall"] for asked in agent.client.permission_requests)
+    app = str((ws / "app.py").resolve())
+    assert edit["locations"] == [{"path": app, "line": 2}] and edit["content"][0]["path"] == app
+    assert create["locations"] == [{"path": str((ws / "fresh.txt").resolve()), "line": 0}]
+    assert "locations" not in command

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 from acp_harness.agent import agent_env
@@ -60,10 +59,18 @@ async def test_bad_frames_get_errors_and_the_agent_keeps_serving(tmp_path: Path)
 
 
 async def test_initialize_result(tmp_path: Path) -> None:
-    async with raw_agent(tmp_path, agent_env(None, tmp_path)) as agent:
-        started = time.monotonic()
+    """Answered before the SDK and the core load (the agent's own log says in which order), into the log
+    file ``AGENTLS_LOG_FILE`` names."""
+    log = tmp_path / "agent.log"
+    env = agent_env(None, tmp_path, AGENTLS_LOG_FILE=str(log), AGENTLS_LOG_LEVEL="DEBUG")
+    async with raw_agent(tmp_path, env) as agent:
         result = (await agent.request("initialize", INITIALIZE))["result"]
-        assert time.monotonic() - started < 5
+        assert "result" in await agent.request("session/list", {})  # served by the SDK, once it is loaded
+    lines = log.read_text().splitlines()
+    answered = next(i for i, line in enumerate(lines) if "initialize answered" in line)
+    loaded = next(i for i, line in enumerate(lines) if "the ACP SDK and the core are loaded" in line)
+    assert answered < loaded
+    assert "agentls" not in (tmp_path / "stderr.log").read_text()  # the log went to the file only
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}

@@ -39,5 +39,7 @@ async def test_a_deepseek_reasoning_tool_loop_then_a_mistral_content_array(frame
     assert thoughts.count("The user is asking for the weather") == 1  # DeepSeek's, once
     assert thoughts.count("This is basic arithmetic") == 1  # Mistral's thinking part, once
     answer = _texts(ups, "agent_message_chunk")
-    assert answer == "2 + 2 = 4" == agent.client.text(sid)
+    assert answer == agent.client.text(sid)
+    # The recorded weather tool is not ours: its call failed, and the end of the turn says so.
+    assert answer == "2 + 2 = 4\n\n_(agentls: no files changed; 1 tool call failed; the last tool call failed)_\n"
     assert any(u["sessionUpdate"] == "tool_call" for u in ups)

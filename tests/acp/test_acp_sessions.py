@@ -119,14 +119,19 @@ async def test_new_session_needs_an_absolute_cwd(frames_ok: Agent) -> None:
     assert info.value.code == -32602 and "absolute" in str(info.value)
 
 
-async def test_mcp_servers_are_accepted_and_recorded(frames_ok: Agent, ws: Path) -> None:
+async def test_mcp_servers_are_started_and_their_failure_shown(frames_ok: Agent, ws: Path) -> None:
     from acp.schema import McpServerStdio
 
     agent = frames_ok
     server = McpServerStdio(name="files", command="/usr/bin/mcp-files", args=[], env=[])
     response = await agent.conn.new_session(cwd=str(ws), mcp_servers=[server])
-    await agent.conn.prompt(session_id=response.session_id, prompt=[text_block("/context")])
-    assert "files" in agent.client.text(response.session_id) and "not started" in agent.client.text(response.session_id)
+    sid = response.session_id
+    await agent.client.wait_for(lambda: any(
+        s.get("state") == "failed" for u in agent.client.updates[sid] if u["sessionUpdate"] == "session_info_update"
+        for s in (u.get("_meta") or {}).get("agentls", {}).get("mcpServers", [])), timeout=30)
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("/context")])
+    shown = agent.client.text(sid)
+    assert "`files` (stdio): failed" in shown and "not found" in shown  # the session goes on (tests/mcp_client)
 
 
 async def test_modes_drive_the_permission_policy(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:

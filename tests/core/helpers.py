@@ -12,10 +12,15 @@ from typing import Any
 from agentls.agent.host import PermissionDecision, PermissionRequest
 from agentls.agent.disk_host import DiskHost, UpdateCallback
 from agentls.agent.result import ExitReason, TurnResult
+from agentls.agent.sandbox.policy import SandboxConfig
 from agentls.agent.scripted import RecordedRequest
 from agentls.agent.transcript import violations
 
-BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "list_dir", "search_files", "terminal", "todo"]
+# For tests that read a command's pid from `echo $$`: the sandbox's PID namespace renumbers it.
+UNSANDBOXED = SandboxConfig(mode="off")
+
+BUILTIN_NAMES = ["read_file", "write_file", "edit_file", "list_dir", "search_files", "terminal", "diagnostics",
+                 "fetch_url", "todo"]
 
 
 def check(result: TurnResult) -> TurnResult:

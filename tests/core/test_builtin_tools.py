@@ -13,7 +13,7 @@ from agentls.agent.disk_host import DiskHost
 from agentls.agent.scripted import ScriptedServer, ToolCallSpec, call, text, tools
 
 from .conftest import AgentFactory
-from .helpers import Updates, check, pid_alive, tool_msgs, wait_until
+from .helpers import UNSANDBOXED, Updates, check, pid_alive, tool_msgs, wait_until
 
 NUMBERED = re.compile(r"^\s*(\d+)[\t:|→ ]+(.*)$")
 SECRET = "TOP-SECRET-TOKEN-1234"
@@ -163,7 +163,8 @@ async def test_terminal_timeout_kills_the_command(make_agent: AgentFactory, srv:
                                                   workspace: Path) -> None:
     start = time.monotonic()
     (out,) = await _run(make_agent, srv, call("terminal", {"command": "echo $$ > pid.txt; exec sleep 30",
-                                                          "timeout": 1}))
+                                                          "timeout": 1}),
+                        sandbox=UNSANDBOXED)  # $$ is the host's pid only outside the sandbox's PID namespace
     assert time.monotonic() - start < 4
     assert "timed out" in out.lower()
     await wait_until(lambda: not pid_alive(int((workspace / "pid.txt").read_text())), timeout=2)

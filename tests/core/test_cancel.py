@@ -15,7 +15,7 @@ from agentls.agent.transcript import violations
 from agentls.agent.types import Message
 
 from .conftest import AgentFactory
-from .helpers import SlowHost, Updates, check, pid_alive, roles, wait_until
+from .helpers import UNSANDBOXED, SlowHost, Updates, check, pid_alive, roles, wait_until
 
 
 def _others(baseline: set[asyncio.Task[Any]]) -> set[asyncio.Task[Any]]:
@@ -62,7 +62,7 @@ async def test_cancel_during_a_command(make_agent: AgentFactory, srv: ScriptedSe
                                        workspace: Path) -> None:
     db = tmp_path / "s.db"
     baseline = set(asyncio.all_tasks())
-    agent = make_agent(session_db=db, approval="yolo")
+    agent = make_agent(session_db=db, approval="yolo", sandbox=UNSANDBOXED)  # $$: the host's pid only outside
     pid_file = workspace / "pid.txt"
     srv.push(tools(call("terminal", {"command": "echo $$ > pid.txt; exec sleep 30"}),
                    call("read_file", {"path": "README.md"})), text("never"))
@@ -116,3 +116,42 @@ async def test_cancelling_a_queued_caller_leaves_the_running_turn_alone(make_age
     assert check(await first).final_response == "first answer"
     result = check(await agent.run_conversation("third"))
     assert [m["content"] for m in result.messages if m["role"] == "user"] == ["first", "third"]
+
+
+class _BlockingReleaseHost(SlowHost):
+    """A host whose terminal release at the end of a turn waits until the test lets it go."""
+
+    def __init__(self, root: Path, on_update: Any) -> None:
+        super().__init__(root, on_update)
+        self.releasing = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def release(self, task_id: str | None = None) -> None:
+        if task_id is not None:  # the turn's own release (close() releases everything with None)
+            self.releasing.set()
+            await self.go.wait()
+
+
+async def test_cancel_during_finalization_leaves_no_coroutine_unawaited(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path, tmp_path: Path, updates: Updates) -> None:
+    """A cancellation that lands in one finalization step (here: releasing terminals) must not leave the
+    later steps' coroutines created and never awaited ("coroutine ... was never awaited")."""
+    import gc
+    import warnings
+
+    host = _BlockingReleaseHost(workspace, updates)
+    agent = make_agent(host=host, trajectory_path=tmp_path / "trajectory.jsonl")
+    srv.push(text("done"))
+    task = asyncio.create_task(agent.run_conversation("hi", task_id="t1"))
+    await asyncio.wait_for(host.releasing.wait(), 5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        del task
+        for _ in range(3):  # the cancelled task's traceback lets go of the frames a few loop steps later
+            await asyncio.sleep(0.01)
+            gc.collect()
+    unawaited = [str(w.message) for w in caught if "never awaited" in str(w.message)]
+    assert unawaited == [], unawaited

@@ -88,7 +88,7 @@ def test_bad_environment_value_names_the_variable_source(layers: tuple[Path, Pat
     monkeypatch.setenv("AGENTLS_MAX_ITERATIONS", "many")
     with pytest.raises(ConfigError) as info:
         load_settings(ws)
-    assert "max_iterations" in str(info.value) and "environment" in str(info.value)
+    assert "AGENTLS_MAX_ITERATIONS" in str(info.value) and "environment" in str(info.value)
 
 
 def test_bad_init_option_names_the_key(layers: tuple[Path, Path]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import os
 import socket
@@ -161,6 +162,24 @@ async def test_compress_from_another_task_during_a_turn_returns(make_agent: Agen
     check(await asyncio.wait_for(turn, 5))
     report = await asyncio.wait_for(preview, 2)
     assert isinstance(report, dict)
+
+
+async def test_compress_queued_during_a_turn_that_is_cancelled_still_returns(make_agent: AgentFactory,
+                                                                             srv: ScriptedServer) -> None:
+    """A compression asked for during a turn that is then cancelled runs after it: it never ends with the
+    turn's cancellation (through a face that was a request left unanswered for good)."""
+    agent = make_agent()
+    srv.push(text("a slow answer", latency=5), text("summary"))
+    turn = asyncio.create_task(agent.run_conversation("hi"))
+    await wait_until(lambda: len(srv.requests) == 1)
+    queued = asyncio.create_task(agent.compress(preview=True))
+    await wait_until(lambda: bool(agent._parts.compactor._queued))
+    turn.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await turn
+    report = await asyncio.wait_for(queued, 10)
+    assert isinstance(report, dict)
+    assert not agent._parts.compactor._queued
 
 
 async def test_cleanup_failure_still_returns_the_result(make_agent: AgentFactory, srv: ScriptedServer,

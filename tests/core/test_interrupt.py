@@ -13,7 +13,7 @@ import pytest
 from agentls.agent.scripted import ScriptedServer, call, error, stall, text, tools
 
 from .conftest import AgentFactory
-from .helpers import SlowHost, Updates, check, pid_alive, roles, tool_msgs, wait_until
+from .helpers import UNSANDBOXED, SlowHost, Updates, check, pid_alive, roles, tool_msgs, wait_until
 
 
 def _assert_interrupted(result: dict[str, Any]) -> None:
@@ -51,7 +51,7 @@ async def test_interrupt_during_provider_call_aborts_within_100ms(
 
 async def test_interrupt_during_a_command_kills_it_and_skips_the_rest(
         make_agent: AgentFactory, srv: ScriptedServer, workspace: Path, stream: bool) -> None:
-    agent = make_agent(stream=stream, approval="yolo")
+    agent = make_agent(stream=stream, approval="yolo", sandbox=UNSANDBOXED)  # $$: the host's pid only outside
     pid_file = workspace / "pid.txt"
     srv.push(tools(call("terminal", {"command": "echo $$ > pid.txt; exec sleep 30"}),
                    call("write_file", {"path": "after.txt", "content": "should not exist"})), text("never"))

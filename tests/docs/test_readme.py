@@ -35,7 +35,7 @@ def test_the_two_commands_and_every_agentls_subcommand_exist() -> None:
     assert "./scripts/setup && .venv/bin/agentls run" in shell and "./scripts/test" in shell
     for script in ("scripts/setup", "scripts/test", ".ci/run"):
         assert (ROOT / script).stat().st_mode & 0o111, f"{script} is not executable"
-    for sub in sorted(set(re.findall(r"agentls (run|sessions|fake-provider|lsp|acp|model)\b", README))):
+    for sub in sorted(set(re.findall(r"agentls (run|sessions|sandbox|fake-provider|lsp|acp|model)\b", README))):
         proc = subprocess.run([sys.executable, "-m", "agentls.server", sub, "--help"], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0, (sub, proc.stderr)

@@ -185,10 +185,6 @@ def helix(hx: str, scripted: ScriptedServer, tmp_path: Path, request: pytest.Fix
         editor.quit()
 
 
-# The server side of these (one-line window/showMessage, feedback for workspace commands) is issue 19's
-# work on the `runtime` branch. Strict: once it is merged they pass, XPASS fails, and this marker goes.
-NEEDS_SERVER_FIX = pytest.mark.xfail(strict=True, reason="needs issue 19's server fixes (branch runtime)")
-
 APP = "def main():\n    # @agent add a greeting\n    return 1\n"
 GREETED = 'def main():\n    print("hello")\n    return 1\n'
 GREETING_EDIT = tools(call("read_file", {"path": "app.py"}), call("edit_file", {"path": "app.py", "old_string": "    return 1\n",
@@ -229,7 +225,6 @@ def test_the_agent_code_action_applies_an_edit_and_removes_the_comment(helix: St
     assert (editor.ws / "app.py").read_text() == GREETED
 
 
-@NEEDS_SERVER_FIX
 def test_the_status_line_shows_a_readable_answer(helix: Start, scripted: ScriptedServer) -> None:
     """A multi-line answer with a tab: Helix's one-line message must not glue lines or show raw tabs."""
     scripted.push(GREETING_EDIT, text("Added a greeting.\nIt prints\thello when main runs.\n\n- one\n- two"))
@@ -250,7 +245,6 @@ def test_lsp_workspace_command_lists_the_agent_commands(helix: Start) -> None:
     editor.tmux.keys("C-c")  # closes the picker (Escape then ':' would read as Alt-:)
 
 
-@NEEDS_SERVER_FIX
 def test_lsp_workspace_command_agent_turn_gives_visible_feedback(helix: Start, scripted: ScriptedServer) -> None:
     """Helix 25.01 sends ``:lsp-workspace-command agent.turn`` with no arguments and shows nothing of an
     executeCommand result or error: agentls must say, in the status line, what it did with it."""
@@ -263,7 +257,6 @@ def test_lsp_workspace_command_agent_turn_gives_visible_feedback(helix: Start, s
     assert turn_requests(scripted) == [], "no prompt, so no model call"
 
 
-@NEEDS_SERVER_FIX
 @pytest.mark.parametrize("command", ["agent.newSession", "agent.compress"])
 def test_lsp_workspace_commands_give_visible_feedback(helix: Start, scripted: ScriptedServer, command: str) -> None:
     scripted.push(GREETING_EDIT, text("Added a greeting."))

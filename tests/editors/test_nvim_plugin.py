@@ -135,8 +135,35 @@ def test_ask_streams_into_chat(workspace: Path, tmp_path: Path, scripted: Script
     firsts = [r for r in scripted.requests if r.headers.get("x-agentls-purpose", "turn") == "turn"]
     assert "What does the README say?" in (firsts[0].last_user_text or "")
     selection_turn = firsts[-1].last_user_text or ""
-    assert f'<resource uri="{(workspace / "greet.py").as_uri()}">' in selection_turn, selection_turn
-    assert 'return "Hello, " + name' in selection_turn and "Explain this" in selection_turn
+    assert selection_turn.startswith("Explain this\n\n<editor_context>\n"), selection_turn
+    assert "The user's selection in greet.py, lines 1-2" in selection_turn
+    assert 'return "Hello, " + name' in selection_turn
+
+
+@needs_nvim
+def test_an_edit_that_breaks_the_syntax_shows_the_model_the_linter_error(
+        workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
+    """The plugin answers agent/diagnostics from vim.diagnostic (a small linter in the test publishes them
+    after each change): the model reads the error its edit made in the very next request; a
+    :'<,'>AgentAsk selection reaches the model as editor context."""
+    scripted.push(
+        tools(call("read_file", {"path": "greet.py"}),
+              call("edit_file", {"path": "greet.py", "old_string": "def greet(name):",
+                                 "new_string": "def greet(name, title:"})),
+        text("Oops, I left a parenthesis open."),
+        text("It defines greet."),
+    )
+    run_lua("test_diagnostics.lua", env={**e2e_env(tmp_path, scripted), "AGENTLS_TEST_PYTHON": sys.executable},
+            cwd=workspace)
+    turns = [r for r in scripted.requests if r.headers.get("x-agentls-purpose", "turn") == "turn"]
+    edited = [str(m.get("content")) for m in turns[1].messages if m.get("role") == "tool"]
+    assert edited and edited[-1].startswith("Edited greet.py (+1 -1 lines)\n--- a/greet.py"), edited  # then the diff
+    assert "\n\nNew problems in greet.py after this edit (1 error):\n  greet.py:1:" in edited[-1], edited
+    assert "[small-linter]" in edited[-1]
+    selection = turns[-1].last_user_text or ""
+    assert selection.startswith("What does this do?\n\n<editor_context>\n"), selection
+    assert "The user's active file in the editor: greet.py (python)" in selection
+    assert "The user's selection in greet.py, lines 1-2" in selection and "def greet(name, title:" in selection
 
 
 @needs_nvim

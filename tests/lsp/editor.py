@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
@@ -108,6 +109,7 @@ class Recorded:
     permissions: list[dict[str, Any]] = field(default_factory=list)
     message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
     terminal: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Editor(LanguageClient):
@@ -123,6 +125,8 @@ class Editor(LanguageClient):
         self.terminals: dict[str, dict[str, Any]] = {}
         self._terminal_ids = itertools.count(1)
         self.on_update: Callable[[dict[str, Any]], None] | None = None
+        # agent/diagnostics: the problems of a buffer's text (LSP Diagnostic dicts), or None to answer -32601.
+        self.lint: Callable[[str], list[dict[str, Any]]] | None = python_syntax
 
     # ----------------------------------------------------------- buffers
     def open(self, path: Path, text: str | None = None, language: str = "python") -> str:
@@ -198,6 +202,17 @@ async def _stop(entry: dict[str, Any]) -> None:
     await entry["reader"]
 
 
+def python_syntax(source: str) -> list[dict[str, Any]]:
+    """A language-server-free diagnostic source: Python's own compiler on the buffer's text."""
+    try:
+        compile(source, "<buffer>", "exec")
+    except SyntaxError as exc:
+        line, col = max(0, (exc.lineno or 1) - 1), max(0, (exc.offset or 1) - 1)
+        return [{"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}},
+                 "severity": 1, "message": exc.msg, "source": "python"}]
+    return []
+
+
 def make_editor() -> Editor:
     client = Editor()
     register_lsp_features(client)
@@ -214,6 +229,19 @@ def make_editor() -> Editor:
         ls.seen.updates.append(params)
         if ls.on_update is not None:
             ls.on_update(params)
+
+    @client.feature("agent/diagnostics")
+    def diagnostics(ls: Editor, params: dict[str, Any]) -> dict[str, Any]:
+        ls.seen.diagnostics.append(params)
+        if ls.lint is None:
+            raise JsonRpcMethodNotFound("no agent/diagnostics here")
+        out = []
+        for uri in params["uris"]:
+            doc = ls.docs.get(uri)
+            path = uri_path(uri)
+            text = doc.text if doc is not None else (path.read_text() if path.is_file() else "")
+            out.append({"uri": uri, "diagnostics": ls.lint(text)})
+        return {"diagnostics": out}
 
     @client.feature("agent/requestPermission")
     async def permission(ls: Editor, params: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ class RawClient:
         self.null_id_errors: list[dict[str, Any]] = []
         self.notifications: list[dict[str, Any]] = []
         self.server_requests: list[dict[str, Any]] = []
+        self.request_errors: dict[str, dict[str, Any]] = {}  # method -> the error it is answered with
         self._changed = asyncio.Event()
         self._reader = asyncio.ensure_future(self._read_all())
 
@@ -48,7 +49,8 @@ class RawClient:
             message = json.loads(await stream.readexactly(length))
             if "method" in message and "id" in message:
                 self.server_requests.append(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                error = self.request_errors.get(message["method"])
+                self.send({"jsonrpc": "2.0", "id": message["id"], **({"error": error} if error else {"result": None})})
             elif "method" in message:
                 self.notifications.append(message)
             elif message.get("id") is None:
@@ -92,8 +94,9 @@ class RawClient:
             return self.null_id_errors
         return await asyncio.wait_for(wait(), timeout)
 
-    async def initialize(self, workspace: Path, options: dict[str, Any] | None = None) -> None:
-        params = {"processId": os.getpid(), "rootUri": workspace.as_uri(), "capabilities": {},
+    async def initialize(self, workspace: Path, options: dict[str, Any] | None = None,
+                         capabilities: dict[str, Any] | None = None) -> None:
+        params = {"processId": os.getpid(), "rootUri": workspace.as_uri(), "capabilities": capabilities or {},
                   "initializationOptions": options or {}}
         assert "result" in await self.call("init", "initialize", params)
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})

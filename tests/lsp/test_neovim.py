@@ -82,4 +82,4 @@ async def test_neovim_runs_turns_steers_and_cancels(srv: ScriptedServer, workspa
     assert [m["content"] for m in messages if m["role"] == "user"][-1] == "think forever"
     assert [m["role"] for m in messages][-2:] == ["assistant", "tool"]  # the partial turn, up to its tool round
     ends = [p.get("message") for p in result["progress"] if p["kind"] == "end"]
-    assert ends == ["done", "done", "cancelled"]
+    assert ends == ["done \u2014 changed: app.py +2 \u22122", "done", "cancelled"]  # with what the turn changed

@@ -82,3 +82,22 @@ async def test_an_unanswered_prompt_times_out_as_cancelled(editor: Editor, srv: 
     assert "cancelled" in last_tool_result(srv)
     warnings = [m.message for m in editor.messages if m.type == types.MessageType.Warning]
     assert any("nobody answered the permission request" in w and "1 s" in w for w in warnings), warnings
+
+
+async def test_a_permission_request_names_the_file_and_the_line(editor: Editor, srv: ScriptedServer,
+                                                                workspace: Path) -> None:
+    """``toolCall.locations``: the file an edit touches and the first line it changes (0-based), so an
+    editor opens the right place; a command touches no file."""
+    await initialize(editor, srv, workspace, agent={"permissions": True, "updates": True}, options=ASK)
+    sid = await new_session(editor)
+    srv.push(tools(call("read_file", {"path": "app.py"})),
+             tools(call("edit_file", {"path": "app.py", "old_string": "'hello '", "new_string": "'hi '"}),
+                   call("write_file", {"path": "fresh.txt", "content": "new\n"}),
+                   call("terminal", {"command": "echo here"})), text("done"))
+    await request(editor, "agent/turn", {"sessionId": sid, "prompt": "go"})
+    edit, create, command = (asked["toolCall"] for asked in editor.seen.permissions)
+    assert edit["locations"] == [{"path": str(workspace / "app.py"), "line": 1}]
+    assert edit["content"][0]["path"] == str(workspace / "app.py")
+    assert create["locations"] == [{"path": str(workspace / "fresh.txt"), "line": 0}]
+    assert "locations" not in command
+    assert {edit["status"], create["status"], command["status"]} == {"pending"}

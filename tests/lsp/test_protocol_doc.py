@@ -83,3 +83,4 @@ async def test_documented_requests_get_the_documented_result_keys(editor: Editor
     loaded = await check("agent/loadSession")
     assert loaded["messages"][0]["role"] == "user"
     assert (await check("agent/undo"))["restoredFiles"] == ["app.py"]
+    assert await check("agent/listMcpServers") == {"servers": [], "problems": []}  # none configured here

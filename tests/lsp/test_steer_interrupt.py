@@ -41,18 +41,25 @@ async def test_steer_between_turns_starts_a_new_turn(editor: Editor, srv: Script
     assert srv.requests[0].last_user_text == "check the tests"
 
 
-async def test_a_steer_the_turn_could_not_take_comes_back_and_runs_next(editor: Editor, srv: ScriptedServer,
-                                                                        workspace: Path) -> None:
+async def test_a_steer_the_turn_could_not_take_runs_as_a_follow_up_in_the_same_request(
+        editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
     await initialize(editor, srv, workspace)
     sid = await new_session(editor)
-    srv.push(text("final answer", latency=1.0), text("follow-up answer"))
+    srv.push(text("final answer", latency=1.0), text("follow-up answer"), text("queued answer"))
     turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "one"}))
     await until(lambda: len(srv.requests) == 1, what="the provider call")
     assert await request(editor, "agent/steer", {"sessionId": sid, "text": "and also two"}) == {"outcome": "queued"}
+    queued = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "three"}))
     result = await turn
-    assert result["finalResponse"] == "final answer" and result["pendingSteer"] == "and also two"
-    await until(lambda: len(srv.requests) == 2, what="the follow-up turn")
-    assert srv.requests[1].last_user_text == "and also two"
+    assert result["finalResponse"] == "follow-up answer" and "pendingSteer" not in result
+    assert result["completed"] and result["apiCalls"] == 2
+    assert (await queued)["finalResponse"] == "queued answer"
+    # The follow-up ran before the turn queued behind it, and the stream shows the steer between the answers.
+    assert [r.last_user_text for r in srv.requests] == ["one", "and also two", "three"]
+    shown = "".join(f"[{u['content']['text']}]" if u["sessionUpdate"] == "user_message_chunk" else
+                    u["content"]["text"] for u in (p["update"] for p in editor.seen.updates if p["sessionId"] == sid)
+                    if u["sessionUpdate"] in ("agent_message_chunk", "user_message_chunk"))
+    assert shown == "final answer[and also two]follow-up answerqueued answer"  # prompts the client sent: not echoed
 
 
 async def test_interrupt_stops_the_turn_at_once(editor: Editor, srv: ScriptedServer, workspace: Path) -> None:
@@ -61,11 +68,10 @@ async def test_interrupt_stops_the_turn_at_once(editor: Editor, srv: ScriptedSer
     srv.push(text("too late", latency=30))
     turn = asyncio.ensure_future(request(editor, "agent/turn", {"sessionId": sid, "prompt": "slow"}))
     await until(lambda: len(srv.requests) == 1, what="the provider call")
-    loop = asyncio.get_running_loop()
-    start = loop.time()
     assert await request(editor, "agent/interrupt", {"sessionId": sid}) == {"interrupted": True}
     result = await asyncio.wait_for(turn, 5)
-    assert loop.time() - start < 2
+    # The model call was aborted, not waited for: the provider saw the client leave before its reply.
+    await until(lambda: srv.requests[0].client_disconnected, what="the aborted model call")
     assert result["interrupted"] is True and result["exitReason"] == "interrupted" and not result["completed"]
     assert await request(editor, "agent/interrupt", {"sessionId": sid}) == {"interrupted": False}
     srv.push(text("next turn is fine"))

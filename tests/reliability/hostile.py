@@ -184,4 +184,7 @@ async def one_turn(face: str, srv: ScriptedServer, ws: Path, home: Path, *calls:
 
 
 def shown_messages(proc: RpcProc) -> list[str]:
-    return [str(m["params"]["message"]) for m in proc.messages if m.get("method") == "window/showMessage"]
+    """What the user was told: status lines (``window/showMessage``, one short line each) and their whole text
+    in the log (``window/logMessage``)."""
+    return [str(m["params"]["message"]) for m in proc.messages
+            if m.get("method") in ("window/showMessage", "window/logMessage")]

@@ -208,7 +208,7 @@ def edit_responder(rounds: int, seed: int) -> Any:
         if r >= rounds:
             return text(f"session {k} done", latency=latency)
         edit = call("edit_file", {"path": "shared.txt", "old_string": f"k{k}r{r:02}=0", "new_string": f"k{k}r{r:02}=1"})
-        if r == 0:  # read before the first edit (docs/loop.md §9.6); later edits' exact text is still there once
+        if r == 0:  # read before the first edit (docs/loop.md §9.7); later edits' exact text is still there once
             return tools(call("read_file", {"path": "shared.txt"}), edit, latency=latency)
         return tools(edit, latency=latency)
     return reply

@@ -104,7 +104,8 @@ async def test_allow_dangerous_is_the_explicit_override(srv: ScriptedServer, wor
     victim = tmp_path / "victim"
     (victim / "keep").mkdir(parents=True)
     asker = Asker()
-    lsp = await start(srv, workspace, home, asker, approval="yolo", allowDangerous=True)
+    # The sandbox would stop the deletion outside the workspace: this is about the permission override alone.
+    lsp = await start(srv, workspace, home, asker, approval="yolo", allowDangerous=True, sandbox="off")
     try:
         sid = await lsp.new_session()
         results = await run(lsp, srv, sid, call("terminal", {"command": f"rm -rf {victim}"}),

@@ -128,8 +128,20 @@ async def test_an_edit_that_breaks_python_syntax_is_refused(make_agent: AgentFac
              tools(call("edit_file", {"path": "config.py", "old_string": "TIMEOUT", "new_string": "30"}),
                    call("edit_file", {"path": "notes.txt", "old_string": "TIMEOUT", "new_string": "30"})),
              text("done"))
-    result = await make_agent().run_conversation("set TIMEOUT to 30")
+    result = await make_agent(small_model=True).run_conversation("set TIMEOUT to 30")
     py, txt = results(result)[2:]
     assert py.startswith("error: this edit was not made: it would break the Python syntax of config.py (line 1")
     assert txt.startswith("Edited notes.txt")  # not Python: the model's business
     assert (workspace / "config.py").read_text() == "TIMEOUT = 10\n" and result.failed_edits
+
+
+async def test_other_models_may_pass_through_broken_python(make_agent: AgentFactory, srv: ScriptedServer,
+                                                           workspace: Path) -> None:
+    """A large model may break a file between two edits of a refactoring; the editor's diagnostics tell it."""
+    (workspace / "config.py").write_text("TIMEOUT = 10\n")
+    srv.push(tools(call("read_file", {"path": "config.py"})),
+             tools(call("edit_file", {"path": "config.py", "old_string": "TIMEOUT = 10", "new_string": "def f(:"})),
+             text("done"))
+    result = await make_agent().run_conversation("start a function")
+    assert results(result)[1].startswith("Edited config.py")
+    assert (workspace / "config.py").read_text() == "def f(:\n"

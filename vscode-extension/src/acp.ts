@@ -131,6 +131,18 @@ export interface TurnResult {
   usage?: { promptTokens?: number; completionTokens?: number; cachedTokens?: number; [k: string]: unknown };
   error?: { category?: string; message: string };
   pendingSteer?: string | null;
+  /** What the turn really did (agent/footer.py): `summary` is null when there is nothing to report. */
+  outcome?: TurnOutcome;
+}
+
+export interface TurnOutcome {
+  summary: string | null;
+  filesChanged?: { path: string; added: number; removed: number; created?: boolean; deleted?: boolean }[];
+  failedCalls?: { tool: string; reason: string; path?: string | null }[];
+  refused?: { action: string; title: string; reason: string }[];
+  editsFailed?: boolean;
+  lastCallFailed?: boolean;
+  toolsStopped?: string | null;
 }
 
 export interface SessionSummary {
@@ -178,6 +190,7 @@ export const Methods = {
   terminalWaitForExit: 'agent/terminal/waitForExit',
   terminalKill: 'agent/terminal/kill',
   terminalRelease: 'agent/terminal/release',
+  diagnostics: 'agent/diagnostics',
 } as const;
 
 /** Concatenate the text of a content block list (non-text blocks are skipped). */

@@ -21,6 +21,7 @@ import type { AgentRequester, CancellationLike } from './core/controller';
 import { editedUris } from './core/edits';
 import { buildInitializationOptions, effectiveSetting, fillAgentCapabilities, serverCommand, type SettingReader } from './core/settings';
 import { TerminalError, type TerminalManager } from './core/terminals';
+import type { DiagnosticsResult } from './core/diagnostics';
 import type { ServerState } from './protocol';
 
 /** Declares `experimental.agent` {terminal, permissions, updates} in the client capabilities. */
@@ -47,6 +48,8 @@ class AgentCapabilityFeature implements StaticFeature {
 
 export interface ServerHandlers {
   onUpdate(params: AgentUpdateParams): void;
+  /** `agent/diagnostics`: the problems VS Code shows for the given URIs. */
+  diagnostics(params: unknown): Promise<DiagnosticsResult>;
   requestPermission(params: RequestPermissionParams, token: CancellationLike): Promise<RequestPermissionResult>;
   terminals: TerminalManager;
   onState(state: ServerState, message?: string, model?: string): void;
@@ -188,6 +191,7 @@ export class AgentServer implements vscode.Disposable {
     client.onRequest(Methods.requestPermission, (params: RequestPermissionParams, token: vscode.CancellationToken) =>
       h.requestPermission(params, token),
     );
+    client.onRequest(Methods.diagnostics, (params: unknown) => h.diagnostics(params));
     const t = h.terminals;
     const wrap =
       <P, R>(fn: (p: P) => R | Promise<R>) =>

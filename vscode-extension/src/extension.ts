@@ -14,6 +14,7 @@ import { modalPrompt } from './core/permissions';
 import { buildSelectionPrompt, describeRange } from './core/selection';
 import { RESTART_KEYS } from './core/settings';
 import { TerminalManager } from './core/terminals';
+import { EditorState } from './editorState';
 import { AgentParticipant } from './participant';
 import { TerminalHost } from './terminalHost';
 
@@ -55,6 +56,8 @@ export function activate(context: vscode.ExtensionContext): void {
   status.show();
 
   let participant: AgentParticipant | undefined;
+  // Created after the controller, which it tells what the context toggle would send.
+  let editorState: EditorState | undefined;
 
   const controller: ChatController = new ChatController({
     connection: () => server.connection(),
@@ -69,7 +72,11 @@ export function activate(context: vscode.ExtensionContext): void {
       status.text = running ? '$(loading~spin) agentls' : '$(hubot) agentls';
       void vscode.commands.executeCommand('setContext', 'agentls.running', running);
     },
+    editorContext: () => editorState?.editorContext(),
+    findFiles: (query) => editorState?.findFiles(query) ?? Promise.resolve([]),
   });
+  editorState = new EditorState((label) => controller.setEditorContext(label));
+  context.subscriptions.push(editorState);
 
   const terminals = new TerminalManager({
     sinkFactory: terminalHost.sinkFactory,
@@ -83,6 +90,7 @@ export function activate(context: vscode.ExtensionContext): void {
       participant?.onUpdate(p);
     },
     requestPermission: (params, token) => controller.requestPermission(params, token),
+    diagnostics: (params) => editorState?.diagnostics(params) ?? Promise.resolve({ diagnostics: [] }),
     terminals,
     onState: (state, message, model) => {
       controller.setStatus(state, message, model);

@@ -5,7 +5,9 @@
  *
  * Webview → extension (`ToExtension`):
  *   ready                      the webview script loaded; send it the state
- *   prompt {text}              start a turn with this text (idle)
+ *   prompt {text, context?, mentions?}  start a turn with this text (idle); context: send the
+ *                              active file and selection; mentions: the `@file`s picked in the box
+ *   mentionQuery {query}       workspace files for an `@` being typed → mentionResults
  *   steer {text}               add guidance to the running turn → agent/steer
  *   stop                       stop the running turn → agent/interrupt
  *   compact {focus?}           compress the context → agent/compress
@@ -32,8 +34,11 @@
  *   terminalOutput {terminalId, output, exitCode?}  live terminal text
  *   status {state, message?, model?}       server connection state
  *   focusInput {text?}                     focus the prompt box (prefill)
+ *   editorContext {label}                  what the context toggle would send ("app.py · lines 3–5"; null: nothing)
+ *   mentionResults {query, items}          files for an `@` mention, best first
  */
 
+import type { Mention } from './core/context';
 import type {
   ListSessionsResult,
   PermissionOption,
@@ -45,7 +50,8 @@ import type {
 
 export type ToExtension =
   | { type: 'ready' }
-  | { type: 'prompt'; text: string }
+  | { type: 'prompt'; text: string; context?: boolean; mentions?: Mention[] }
+  | { type: 'mentionQuery'; query: string }
   | { type: 'steer'; text: string }
   | { type: 'stop' }
   | { type: 'compact'; focus?: string }
@@ -74,7 +80,9 @@ export type ToWebview =
   | { type: 'permissionResolved'; requestId: string; optionId: string | null }
   | { type: 'terminalOutput'; terminalId: string; output: string; exitCode?: number | null; signal?: string | null }
   | { type: 'status'; state: ServerState; message?: string | null; model?: string | null }
-  | { type: 'focusInput'; text?: string };
+  | { type: 'focusInput'; text?: string }
+  | { type: 'editorContext'; label: string | null }
+  | { type: 'mentionResults'; query: string; items: Mention[] };
 
 /** Narrow an unknown `postMessage` payload from the webview. */
 export function isToExtension(value: unknown): value is ToExtension {
@@ -86,9 +94,20 @@ export function isToExtension(value: unknown): value is ToExtension {
     case 'undo':
     case 'newSession':
       return true;
-    case 'prompt':
+    case 'prompt': {
+      const p = m as { text?: unknown; context?: unknown; mentions?: unknown };
+      return (
+        typeof p.text === 'string' &&
+        (p.context === undefined || typeof p.context === 'boolean') &&
+        (p.mentions === undefined ||
+          (Array.isArray(p.mentions) &&
+            p.mentions.every((x: unknown) => !!x && typeof x === 'object' && typeof (x as Mention).path === 'string' && typeof (x as Mention).uri === 'string')))
+      );
+    }
     case 'steer':
       return typeof (m as { text?: unknown }).text === 'string';
+    case 'mentionQuery':
+      return typeof (m as { query?: unknown }).query === 'string';
     case 'compact': {
       const f = (m as { focus?: unknown }).focus;
       return f === undefined || typeof f === 'string';

@@ -122,13 +122,16 @@ class TestClient:
 
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
                              **kwargs: Any) -> ReadTextFileResponse:
-        self._log("fs/read_text_file", {"path": path})
-        if path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
+        self._log("fs/read_text_file", {"path": path, "line": line, "limit": limit})
         try:
-            return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+            content = self.buffers[path] if path in self.buffers else Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise RequestError.resource_not_found(path) from None
+        if line is not None or limit is not None:  # as editors do: from a 1-based line, at most `limit` lines
+            lines = content.splitlines(keepends=True)
+            start = max(1, line or 1) - 1
+            content = "".join(lines[start: start + limit if limit is not None else None])
+        return ReadTextFileResponse(content=content)
 
     async def write_text_file(self, session_id: str, path: str, content: str,
                               **kwargs: Any) -> WriteTextFileResponse | None:

@@ -17,7 +17,8 @@ H.run("load", function()
     H.ok(conf ~= nil, "vim.lsp.config has agentls")
     H.eq(conf.cmd, { "agentls-test", "lsp" }, "cmd")
     H.eq(conf.init_options, { model = "m1", approval = "yolo" }, "init options")
-    H.eq(conf.capabilities.experimental.agent, { terminal = true, permissions = true, updates = true },
+    H.eq(conf.capabilities.experimental.agent, { terminal = true, permissions = true, updates = true,
+      diagnostics = true },
       "experimental.agent capabilities")
     H.eq(conf.capabilities.window.workDoneProgress, true, "work done progress")
     H.ok(conf.handlers["agent/update"] and conf.handlers["agent/requestPermission"]
@@ -66,9 +67,11 @@ H.run("load", function()
   local sel = C.selection({ range = 2, line1 = 1, line2 = 2 })
   H.eq(sel.text, "beta\ngamma", "charwise selection")
   H.eq({ sel.path, sel.line1, sel.line2 }, { "sel.py", 1, 2 }, "selection place")
+  H.eq(sel.range, { start = { line = 0, character = 6 }, ["end"] = { line = 1, character = 5 } }, "charwise range")
   H.ok(sel.uri:find("^file://.*/sel%.py$"), "file uri: " .. sel.uri)
   sel = C.selection({ range = 2, line1 = 2, line2 = 3 })
   H.eq(sel.text, "gamma delta\nlast", "a typed range takes whole lines")
+  H.eq(sel.range, { start = { line = 1, character = 0 }, ["end"] = { line = 3, character = 0 } }, "line range")
   H.eq(C.selection({ range = 0, line1 = 1, line2 = 1 }), nil, "no range, no selection")
 
   -- The help file has valid tags (helptags on a copy, so the plugin directory stays clean).

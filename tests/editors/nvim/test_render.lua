@@ -153,14 +153,41 @@ H.run("render", function()
   H.ok(A.check({ cmd = { "agentls" }, approval = "maybe" }):find("approval"), "check names the bad key")
   H.eq(A.check({ cmd = { "agentls", "lsp" }, approval = "ask" }), nil, "a good config passes")
 
-  -- Prompts with a selection: a text block plus a resource block with the file URI.
+  -- A selection travels as the turn's context (LSP positions), with its file as the active file.
   local C = require("agentls.commands")
-  local p = C.build_prompt("explain", { uri = "file:///ws/a.py", path = "a.py", text = "x = 1", line1 = 3,
-    line2 = 4 })
-  H.eq(p[2], { type = "resource", resource = { uri = "file:///ws/a.py", mimeType = "text/plain", text = "x = 1" } },
-    "resource block")
-  H.ok(p[1].type == "text" and p[1].text:find("^explain"), "instruction first")
-  H.eq(C.build_prompt("plain", nil), "plain", "no selection: a plain string")
+  H.eq(C.build_prompt("explain"), "explain", "the prompt is the instruction")
+  local sel = { file = "/ws/a.py", path = "a.py", filetype = "python", text = "x = 1", line1 = 3, line2 = 4,
+    range = { start = { line = 2, character = 0 }, ["end"] = { line = 4, character = 0 } } }
+  local active = { path = "/ws/a.py", languageId = "python", cursor = { line = 2, character = 0 } }
+  H.eq(C.build_context(sel, active), {
+    selection = { path = "/ws/a.py", languageId = "python", text = "x = 1", range = sel.range },
+    activeFile = active,
+  }, "context with a selection")
+  H.eq(C.build_context(nil, active), { activeFile = active }, "the active file alone")
+  H.eq(C.build_context(nil, nil), nil, "nothing to send")
+
+  -- agent/diagnostics: vim.diagnostic.get as LSP Diagnostics, errors first; unknown or unopened files empty.
+  local D = require("agentls.diagnostics")
+  vim.cmd("enew")
+  local dbuf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_name(dbuf, vim.fn.getcwd() .. "/diag.py")
+  vim.api.nvim_buf_set_lines(dbuf, 0, -1, false, { "x = (", "y = 1" })
+  local ns = vim.api.nvim_create_namespace("agentls-test-lint")
+  vim.diagnostic.set(ns, dbuf, {
+    { lnum = 1, col = 0, severity = vim.diagnostic.severity.WARN, message = "unused y", source = "lint", code = 7 },
+    { lnum = 0, col = 4, end_col = 5, severity = vim.diagnostic.severity.ERROR, message = "'(' was never closed" },
+  })
+  local uri = vim.uri_from_bufnr(dbuf)
+  local answer = D.answer({ uris = { uri, "file:///nowhere/x.py" }, settleMs = 0 }, function() end, nil)
+  H.eq(answer, { diagnostics = {
+    { uri = uri, diagnostics = {
+      { range = { start = { line = 0, character = 4 }, ["end"] = { line = 0, character = 5 } }, severity = 1,
+        message = "'(' was never closed" },
+      { range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 0 } }, severity = 2,
+        message = "unused y", source = "lint", code = "7" },
+    } },
+    { uri = "file:///nowhere/x.py", diagnostics = {} },
+  } }, "diagnostics answer")
 
   -- Terminal output keeps the tail on a UTF-8 boundary.
   local T = require("agentls.terminal")

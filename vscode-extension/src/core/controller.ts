@@ -19,6 +19,7 @@ import {
   type UndoResult,
 } from '../acp';
 import type { ServerState, ToExtension, ToWebview } from '../protocol';
+import { promptWithMentions, type EditorContext, type Mention } from './context';
 import { cancelledOutcome, outcomeFor } from './permissions';
 
 export interface AgentRequester {
@@ -48,6 +49,10 @@ export interface ControllerHost {
   revealView?(): void;
   /** The running state of the panel's session changed (status bar). */
   onRunningChanged?(running: boolean): void;
+  /** The active file and selection now (for a prompt sent with the context toggle on). */
+  editorContext?(): EditorContext | undefined;
+  /** Workspace files for an `@` mention being typed, best first. */
+  findFiles?(query: string): Promise<Mention[]>;
 }
 
 interface PendingPermission {
@@ -94,6 +99,7 @@ export class ChatController {
   private permissionSeq = 0;
   private status: ToWebview = { type: 'status', state: 'starting' };
   private loading: { sessionId: string; sawUpdate: boolean } | null = null;
+  private contextLabel: ToWebview = { type: 'editorContext', label: null };
 
   constructor(private readonly host: ControllerHost) {}
 
@@ -121,8 +127,15 @@ export class ChatController {
     if (this.history.length === 0 || this.history[0]!.type !== 'reset') {
       out.push({ type: 'reset', sessionId: this.sessionId, title: this.title });
     }
-    out.push(...this.history, ...this.terminalSnapshots.values(), { type: 'turnState', running: this.running });
+    out.push(...this.history, ...this.terminalSnapshots.values(), this.contextLabel, { type: 'turnState', running: this.running });
     return out;
+  }
+
+  /** What the context toggle would send now (the extension calls this as the editor changes). */
+  setEditorContext(label: string | null): void {
+    if (this.contextLabel.type === 'editorContext' && this.contextLabel.label === label) return;
+    this.contextLabel = { type: 'editorContext', label };
+    this.view?.post(this.contextLabel);
   }
 
   setStatus(state: ServerState, message?: string | null, model?: string | null): void {
@@ -137,11 +150,24 @@ export class ChatController {
         for (const m of this.snapshot()) this.view?.post(m);
         return;
       case 'prompt':
+        // Typed while a turn runs → steer it; otherwise start a turn (with the editor context and the
+        // mentioned files when asked).
+        if (this.running) await this.steer(msg.text);
+        else {
+          const context = msg.context ? this.host.editorContext?.() : undefined;
+          const prompt = promptWithMentions(msg.text, msg.mentions ?? []);
+          await this.prompt(prompt, { text: msg.text, context: context ? contextNote(context) : null }, context);
+        }
+        return;
       case 'steer':
-        // Typed while a turn runs → steer it; otherwise start a turn.
         if (this.running) await this.steer(msg.text);
         else await this.prompt(msg.text);
         return;
+      case 'mentionQuery': {
+        const items = (await this.host.findFiles?.(msg.query).catch(() => [])) ?? [];
+        this.view?.post({ type: 'mentionResults', query: msg.query, items });
+        return;
+      }
       case 'stop':
         return this.stop();
       case 'compact':
@@ -238,7 +264,11 @@ export class ChatController {
    * Run a turn in the panel's session (creating one if needed).
    * `display` is what the transcript shows for the prompt.
    */
-  async prompt(prompt: string | ContentBlock[], display?: { text: string; context?: string | null }): Promise<TurnResult | undefined> {
+  async prompt(
+    prompt: string | ContentBlock[],
+    display?: { text: string; context?: string | null },
+    editorContext?: EditorContext,
+  ): Promise<TurnResult | undefined> {
     const text = display?.text ?? blocksText(prompt);
     if (typeof prompt === 'string' && prompt.trim() === '') return undefined;
     const conn = await this.connect();
@@ -253,7 +283,8 @@ export class ChatController {
     this.emit({ type: 'userMessage', text, context: display?.context ?? null });
     this.setRunning(sessionId, true);
     try {
-      const result = await conn.request<TurnResult>(Methods.turn, { sessionId, prompt });
+      const params = editorContext ? { sessionId, prompt, context: editorContext } : { sessionId, prompt };
+      const result = await conn.request<TurnResult>(Methods.turn, params);
       if (this.sessionId === sessionId) this.emit({ type: 'turnResult', result });
       return result;
     } catch (err) {
@@ -469,6 +500,18 @@ export class ChatController {
     }
     this.view?.post(msg);
   }
+}
+
+/** The transcript's note under a prompt sent with the editor context ("with app.py lines 3–5"). */
+function contextNote(ctx: EditorContext): string {
+  const name = (p: string): string => p.slice(p.replace(/\\/g, '/').lastIndexOf('/') + 1);
+  const sel = ctx.selection;
+  if (sel && sel.text.trim()) {
+    const { start, end } = sel.range;
+    const last = end.character === 0 && end.line > start.line ? end.line - 1 : end.line;
+    return `${name(sel.path)} ${last === start.line ? `line ${start.line + 1}` : `lines ${start.line + 1}–${last + 1}`}`;
+  }
+  return ctx.activeFile ? name(ctx.activeFile.path) : 'editor context';
 }
 
 /** Fallback replay: an OpenAI-shaped transcript as user/agent message chunks. */

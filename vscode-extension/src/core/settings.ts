@@ -16,6 +16,8 @@ export interface InitializationOptions {
   contextWindow?: number;
   compressionThreshold?: number;
   approval?: 'ask' | 'auto-edit' | 'yolo';
+  /** MCP servers for every session (docs/mcp.md): `{name: {command, args, env} | {type, url, headers}}`. */
+  mcpServers?: Record<string, Record<string, unknown>>;
 }
 
 /** Returns a setting's value when the user (any scope) set it, else undefined. */
@@ -26,7 +28,20 @@ export type SettingReader = (key: string) => unknown;
  * which environment, how freely, and where the code is sent. Mirrored in
  * package.json `capabilities.untrustedWorkspaces.restrictedConfigurations`.
  */
-export const UNTRUSTED_RESTRICTED = ['server.path', 'server.args', 'server.env', 'approval', 'baseUrl'];
+export const UNTRUSTED_RESTRICTED = ['server.path', 'server.args', 'server.env', 'approval', 'baseUrl', 'mcpServers'];
+
+/** `agentls.mcpServers`: an object of server entries (each an object with a `command` or a `url`). */
+export function mcpServers(v: unknown): Record<string, Record<string, unknown>> | undefined {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [name, entry] of Object.entries(v as Record<string, unknown>)) {
+    if (!name.trim() || !entry || typeof entry !== 'object' || Array.isArray(entry)) return undefined;
+    const e = entry as Record<string, unknown>;
+    if (typeof e.command !== 'string' && typeof e.url !== 'string') return undefined;
+    out[name] = e;
+  }
+  return out;
+}
 
 /**
  * The value the user set for `key` (folder > workspace > user), from
@@ -113,6 +128,9 @@ export function buildInitializationOptions(read: SettingReader): {
     '"ask", "auto-edit" or "yolo"',
   );
   if (approval) options.approval = approval;
+  const mcpRaw = read('mcpServers');
+  const servers = take('mcpServers', mcpRaw, mcpServers(mcpRaw), 'an object of MCP servers, each with a "command" or a "url"');
+  if (servers && Object.keys(servers).length) options.mcpServers = servers;
   return { options, problems };
 }
 
@@ -130,11 +148,12 @@ export const RESTART_KEYS = [
   'contextWindow',
   'compressionThreshold',
   'approval',
+  'mcpServers',
 ];
 
 /** `capabilities.experimental.agent` as docs/protocol.md defines it. */
-export function agentClientCapability(): { terminal: boolean; permissions: boolean; updates: boolean } {
-  return { terminal: true, permissions: true, updates: true };
+export function agentClientCapability(): { terminal: boolean; permissions: boolean; updates: boolean; diagnostics: boolean } {
+  return { terminal: true, permissions: true, updates: true, diagnostics: true };
 }
 
 /** Merge the agent capability into client capabilities without clobbering other experimental keys. */

@@ -11,10 +11,13 @@ import type { ToExtension, ToWebview } from '../protocol';
 import { basename, clip, compactionHtml, exitLabel, noticeHtml, permissionHtml, PLAN_ICON, thoughtHtml, toolHtml, userHtml } from './cards';
 import { icon } from './icons';
 import { escapeHtml, renderMarkdown } from './markdown';
+import { MentionMenu } from './mentions';
 import { ChatModel, formatTokens, relativeTime, usagePercent, type Item } from './state';
 
 export interface PersistedState {
   draft?: string;
+  /** Send the active file and selection with each prompt (the composer's toggle). */
+  includeContext?: boolean;
 }
 
 export interface ChatAppOptions {
@@ -48,6 +51,7 @@ export class ChatApp {
   private readonly sessionSearch: HTMLInputElement;
   private readonly sessionList: HTMLElement;
   private readonly usageEl: HTMLElement;
+  private readonly mcpEl: HTMLElement;
   private readonly planEl: HTMLDetailsElement;
   private readonly transcript: HTMLElement;
   private readonly emptyEl: HTMLElement;
@@ -60,6 +64,10 @@ export class ChatApp {
   private readonly compactInput: HTMLInputElement;
   private readonly runningEl: HTMLElement;
   private readonly workingEl: HTMLElement;
+  private readonly contextBtn: HTMLButtonElement;
+  private readonly mentions: MentionMenu;
+  private includeContext = false;
+  private contextLabel: string | null = null;
 
   constructor(
     private readonly root: HTMLElement,
@@ -90,6 +98,7 @@ export class ChatApp {
     <div class="usage-bar"><div class="usage-fill"></div></div>
     <span class="usage-text"></span>
   </div>
+  <div class="mcp-servers" hidden aria-label="MCP servers"></div>
   <details class="plan" open hidden>
     <summary><span class="chev">${icon('chevron')}</span><span class="plan-label">Plan</span><span class="plan-count"></span></summary>
     <ol class="plan-list"></ol>
@@ -110,11 +119,13 @@ export class ChatApp {
     </div>
     <div class="input-wrap">
       <textarea class="prompt" rows="1" placeholder="Ask agentls…" aria-label="Prompt"></textarea>
+      <ul class="mention-menu" role="listbox" aria-label="Files" hidden></ul>
     </div>
     <div class="composer-bar">
       <div class="bar-left">
         <button class="ghost-btn" type="button" data-action="compact" title="Compact the context (summarize older messages)">${icon('compact')}<span>Compact</span></button>
         <button class="ghost-btn" type="button" data-action="undo" title="Undo the last turn's file edits">${icon('undo')}<span>Undo</span></button>
+        <button class="ghost-btn context-toggle" type="button" data-action="toggleContext" aria-pressed="false">${icon('read')}<span class="context-label">No active file</span></button>
       </div>
       <div class="bar-right">
         <span class="running" hidden><span class="pulse"></span>Working</span>
@@ -133,6 +144,7 @@ export class ChatApp {
     this.sessionSearch = q('.session-search');
     this.sessionList = q('.session-list');
     this.usageEl = q('.usage');
+    this.mcpEl = q('.mcp-servers');
     this.planEl = q('.plan');
     this.transcript = q('.transcript');
     this.emptyEl = q('.empty');
@@ -150,7 +162,12 @@ export class ChatApp {
     this.workingEl.hidden = true;
     this.transcript.appendChild(this.workingEl);
 
-    const draft = options.getState?.()?.draft;
+    this.contextBtn = q('[data-action="toggleContext"]');
+    this.mentions = new MentionMenu(this.input, q('.mention-menu'), (m) => this.post(m));
+    const saved = options.getState?.();
+    const draft = saved?.draft;
+    this.includeContext = saved?.includeContext === true;
+    this.renderContextToggle();
     if (draft) this.input.value = draft;
     this.bindEvents();
     this.renderComposer();
@@ -168,6 +185,11 @@ export class ChatApp {
       this.input.focus();
     }
     if (msg.type === 'sessions') this.sessionsPanel.hidden = false;
+    if (msg.type === 'editorContext') {
+      this.contextLabel = msg.label;
+      this.renderContextToggle();
+    }
+    if (msg.type === 'mentionResults') this.mentions.results(msg.query, msg.items);
     if (this.options.sync) this.render();
     else this.schedule();
   }
@@ -200,6 +222,7 @@ export class ChatApp {
     }
     if (dirty.header) this.renderHeader();
     if (dirty.usage) this.renderUsage();
+    if (dirty.mcp || dirty.reset) this.renderMcp();
     if (dirty.plan) this.renderPlan();
     if (dirty.sessions) this.renderSessions();
     this.renderItems();
@@ -238,6 +261,19 @@ export class ChatApp {
     (this.usageEl.querySelector('.usage-text') as HTMLElement).textContent =
       `Context ${Math.round(pct)}% · ${formatTokens(used)} / ${formatTokens(size)}`;
     this.usageEl.title = `${used.toLocaleString('en-US')} of ${size.toLocaleString('en-US')} tokens in the context window`;
+  }
+
+  /** One chip per MCP server: a state dot, the name, the tool count; the last error on hover. */
+  private renderMcp(): void {
+    const servers = this.model.mcp;
+    this.mcpEl.hidden = servers.length === 0;
+    this.mcpEl.innerHTML = servers
+      .map((s) => {
+        const tools = s.state === 'ready' || s.state === 'crashed' ? ` · ${s.toolCount} tool${s.toolCount === 1 ? '' : 's'}` : '';
+        const tip = `MCP server ${s.name}: ${s.state}${s.lastError && s.state !== 'ready' ? `\n${s.lastError}` : ''}`;
+        return `<span class="mcp-server" data-state="${s.state}" title="${escapeHtml(tip)}"><span class="mcp-dot"></span>${escapeHtml(s.name)}<span class="mcp-detail">${escapeHtml(tools || ' · ' + s.state)}</span></span>`;
+      })
+      .join('');
   }
 
   private renderPlan(): void {
@@ -377,12 +413,34 @@ export class ChatApp {
 
   // ---- events ----------------------------------------------------------------
 
+  private persist(draft: string): void {
+    this.options.setState?.({ draft, includeContext: this.includeContext });
+  }
+
+  private renderContextToggle(): void {
+    const on = this.includeContext;
+    this.contextBtn.setAttribute('aria-pressed', String(on));
+    this.contextBtn.classList.toggle('on', on);
+    const label = this.contextLabel ?? 'No active file';
+    (this.contextBtn.querySelector('.context-label') as HTMLElement).textContent = label;
+    this.contextBtn.title = on
+      ? `Sending the active file and selection with each prompt (${label}). Click to stop.`
+      : 'Send the active file and selection with each prompt';
+  }
+
   private send(): void {
     const text = this.input.value.trim();
     if (!text) return;
-    this.post(this.model.running ? { type: 'steer', text } : { type: 'prompt', text });
+    const mentions = this.mentions.take();
+    if (this.model.running) this.post({ type: 'steer', text });
+    else {
+      const msg: ToExtension = { type: 'prompt', text };
+      if (this.includeContext) msg.context = true;
+      if (mentions.length) msg.mentions = mentions;
+      this.post(msg);
+    }
     this.input.value = '';
-    this.options.setState?.({ draft: '' });
+    this.persist('');
     this.autoGrow();
     this.forceScroll = true;
     this.renderComposer();
@@ -414,7 +472,7 @@ export class ChatApp {
     this.input.addEventListener('input', () => {
       this.autoGrow();
       this.renderComposer();
-      this.options.setState?.({ draft: this.input.value });
+      this.persist(this.input.value);
     });
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !e.altKey) {
@@ -534,6 +592,11 @@ export class ChatApp {
         break;
       case 'undo':
         this.post({ type: 'undo' });
+        break;
+      case 'toggleContext':
+        this.includeContext = !this.includeContext;
+        this.renderContextToggle();
+        this.persist(this.input.value);
         break;
       case 'newSession':
         this.sessionsPanel.hidden = true;

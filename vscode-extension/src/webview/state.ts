@@ -99,7 +99,33 @@ export interface Dirty {
   usage: boolean;
   composer: boolean;
   sessions: boolean;
+  mcp: boolean;
   terminals: Set<string>;
+}
+
+/** One MCP server of the session, as `session_info_update._meta.agentls.mcpServers` reports it (docs/mcp.md). */
+export interface McpServerView {
+  name: string;
+  state: 'starting' | 'ready' | 'failed' | 'crashed' | 'stopped';
+  toolCount: number;
+  lastError: string | null;
+}
+
+const MCP_STATES = new Set(['starting', 'ready', 'failed', 'crashed', 'stopped']);
+
+/** The servers of an update's `_meta.agentls.mcpServers`, or null when it carries none. */
+export function mcpServersOf(update: Record<string, unknown>): McpServerView[] | null {
+  const meta = update._meta as { agentls?: { mcpServers?: unknown } } | undefined;
+  const list = meta?.agentls?.mcpServers;
+  if (!Array.isArray(list)) return null;
+  return list
+    .filter((s): s is Record<string, unknown> => !!s && typeof s === 'object' && typeof (s as { name?: unknown }).name === 'string')
+    .map((s) => ({
+      name: String(s.name),
+      state: (MCP_STATES.has(String(s.state)) ? s.state : 'failed') as McpServerView['state'],
+      toolCount: Number.isFinite(Number(s.toolCount)) ? Number(s.toolCount) : 0,
+      lastError: typeof s.lastError === 'string' ? s.lastError : null,
+    }));
 }
 
 const TOOL_KINDS = new Set<ToolKind>(['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'switch_mode', 'other']);
@@ -111,6 +137,7 @@ export class ChatModel {
   items: Item[] = [];
   plan: PlanEntry[] = [];
   usage: { used: number; size: number } | null = null;
+  mcp: McpServerView[] = [];
   running = false;
   replaying = false;
   sessions: SessionSummary[] | null = null;
@@ -128,7 +155,7 @@ export class ChatModel {
   private turnStart = 0;
 
   static cleanDirty(): Dirty {
-    return { reset: false, header: false, plan: false, usage: false, composer: false, sessions: false, terminals: new Set() };
+    return { reset: false, header: false, plan: false, usage: false, composer: false, sessions: false, mcp: false, terminals: new Set() };
   }
 
   /** Clear and return what changed. */
@@ -231,6 +258,7 @@ export class ChatModel {
     this.items = [];
     this.plan = [];
     this.usage = null;
+    this.mcp = [];
     this.replaying = replaying;
     this.turnStart = 0;
     this.byToolCall.clear();
@@ -296,12 +324,18 @@ export class ChatModel {
         }
         return;
       }
-      case 'session_info_update':
+      case 'session_info_update': {
         if ('title' in u) {
           this.title = typeof u.title === 'string' ? u.title : null;
           this.dirty.header = true;
         }
+        const servers = mcpServersOf(u as Record<string, unknown>);
+        if (servers) {
+          this.mcp = servers;
+          this.dirty.mcp = true;
+        }
         return;
+      }
       default:
         return; // available_commands_update, current_mode_update, … are not shown
     }
@@ -401,8 +435,14 @@ export class ChatModel {
     } else if (r.exitReason === 'empty_response') {
       this.notice('warning', 'The model returned an empty response.', null);
     }
+    const summary = r.outcome?.summary;
+    if (typeof summary === 'string' && summary) {
+      // What the turn really did, whatever the model said (files changed, failed or refused calls).
+      const trouble = r.outcome?.editsFailed || r.outcome?.lastCallFailed || !!r.outcome?.toolsStopped;
+      this.notice(trouble ? 'warning' : 'info', summary, null);
+    }
     if (r.pendingSteer) {
-      this.notice('info', 'Your steering message arrived after the turn ended; it runs as a new turn.', r.pendingSteer);
+      this.notice('info', 'Your steering message did not run: the turn stopped before it could take it.', r.pendingSteer);
     }
   }
 }

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { fakeWebviewView, installVscode, makeFakeVscode, Uri, type FakeVscode } from './fakeVscode';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -85,7 +86,7 @@ describe('extension activation (stand-in vscode, real language client)', functio
   it('starts the server with initializationOptions and the experimental.agent capability', async () => {
     const init = await until('initialize', () => records().find((r) => r.method === 'initialize'));
     assert.deepEqual(init.params.initializationOptions, { model: 'fake-model', approval: 'ask' });
-    assert.deepEqual(init.params.capabilities.experimental.agent, { terminal: true, permissions: true, updates: true });
+    assert.deepEqual(init.params.capabilities.experimental.agent, { terminal: true, permissions: true, updates: true, diagnostics: true });
     assert.ok(init.params.capabilities.workspace.applyEdit, 'the language client handles workspace/applyEdit');
     await until('initialized', () => records().some((r) => r.method === 'initialized'));
   });
@@ -110,6 +111,17 @@ describe('extension activation (stand-in vscode, real language client)', functio
     };
     fake.documents.push(notes);
 
+    // The edit's language server: it reports a problem 200 ms after the edit, so the extension's answer to
+    // agent/diagnostics (which the fake server sends right after its edit) must wait for it.
+    fake.afterEdit = () => {
+      fake.changeDocument(notes.uri);
+      setTimeout(() => {
+        fake.publish(notes.uri, [
+          { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 2 } }, severity: 0, message: 'unexpected token', source: 'fake-lint', code: { value: 'E1' } },
+          { range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } }, severity: 3, message: 'a hint' },
+        ]);
+      }, 200);
+    };
     view.webview.receive({ type: 'prompt', text: 'run echo' });
     const card = await until('permission card', () =>
       (view.webview.posted as { type: string; requestId?: string }[]).find((m) => m.type === 'permissionRequest'),
@@ -122,6 +134,18 @@ describe('extension activation (stand-in vscode, real language client)', functio
     assert.deepEqual(records().find((r) => r.method === 'applyEdit-answer')!.result, { applied: true });
     assert.equal(fake.appliedEdits.length, 1, 'VS Code applied the edit');
     assert.equal(notes.saved, 1, 'the edited document was saved');
+    const answered = records().find((r) => r.method === 'diagnostics-answer')!.result;
+    assert.deepEqual(answered, {
+      diagnostics: [
+        {
+          uri: pathToFileURL(path.join(ws, 'notes.txt')).href,
+          diagnostics: [
+            { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 2 } }, severity: 1, message: 'unexpected token', source: 'fake-lint', code: 'E1' },
+            { range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } }, severity: 4, message: 'a hint' },
+          ],
+        },
+      ],
+    });
 
     const posted = view.webview.posted as { type: string; update?: { sessionUpdate: string } }[];
     assert.deepEqual(
@@ -137,6 +161,28 @@ describe('extension activation (stand-in vscode, real language client)', functio
     assert.equal(term.unknown.code, -32602, 'a released terminal id is invalid params');
     assert.equal(fake.terminals.length, 1, 'a VS Code terminal (Pseudoterminal) was created');
     assert.match((fake.terminals[0] as { name: string }).name, /^agentls: echo fake-ok$/);
+  });
+
+  it('sends the selection and the active file with a prompt when the toggle is on', async () => {
+    const view = fakeWebviewView();
+    fake.viewProviders.get('agentls.chat')!.provider.resolveWebviewView(view);
+    view.webview.receive({ type: 'ready' });
+    const file = Uri.file(path.join(ws, 'app.py'));
+    const pos = (line: number, character: number) => ({ line, character });
+    (fake.module.window as { activeTextEditor: unknown }).activeTextEditor = {
+      document: { uri: file, languageId: 'python', getText: () => 'def add(a, b):\n    return a + b\n' },
+      selection: { isEmpty: false, active: pos(2, 0), start: pos(0, 0), end: pos(2, 0) },
+    };
+    view.webview.receive({ type: 'prompt', text: 'what does this do?', context: true });
+    await until('the context turn', () => records().some((r) => r.method === 'agent/turn' && r.params.context));
+    const turn = records().find((r) => r.method === 'agent/turn' && r.params.context)!;
+    assert.deepEqual(turn.params.context, {
+      activeFile: { path: file.fsPath, languageId: 'python', cursor: pos(2, 0) },
+      selection: { path: file.fsPath, languageId: 'python', text: 'def add(a, b):\n    return a + b\n', range: { start: pos(0, 0), end: pos(2, 0) } },
+    });
+    assert.equal(turn.params.prompt, 'what does this do?');
+    const echo = (view.webview.posted as { type: string; text?: string; context?: string }[]).find((m) => m.type === 'userMessage' && m.text === 'what does this do?');
+    assert.equal(echo?.context, 'app.py lines 1–2');
   });
 
   it('the Stop, Undo and Compact commands reach the controller', async () => {

@@ -120,7 +120,14 @@ export interface FakeVscode {
   participants: string[];
   appliedEdits: unknown[];
   /** Open documents (what workspace.textDocuments lists); `saved` counts save() calls. */
-  documents: { uri: Uri; isDirty: boolean; saved: number; save(): Promise<boolean> }[];
+  documents: { uri: Uri; isDirty: boolean; saved: number; save(): Promise<boolean>; languageId?: string }[];
+  /** What languages.getDiagnostics answers, by URI string; `publish` sets them and fires the event. */
+  diagnostics: Map<string, unknown[]>;
+  publish(uri: Uri, diagnostics: unknown[]): void;
+  /** Fire workspace.onDidChangeTextDocument for this URI. */
+  changeDocument(uri: Uri): void;
+  /** Called after workspace.applyEdit applied an edit (fires onDidChangeTextDocument first). */
+  afterEdit?: (edit: unknown) => void;
 }
 
 export function makeFakeVscode(workspaceDir: string): FakeVscode {
@@ -134,6 +141,10 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
   const appliedEdits: unknown[] = [];
   const documents: FakeVscode['documents'] = [];
   const disposable = { dispose() {} };
+  const diagnostics = new Map<string, unknown[]>();
+  const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
+  const documentChanged = new EventEmitter<{ document: unknown; contentChanges: unknown[] }>();
+  const state = {} as { afterEdit?: (edit: unknown) => void };
   const message = (level: string) => (...args: unknown[]) => {
     messages.push({ level, args });
     return Promise.resolve(undefined);
@@ -209,6 +220,11 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
       visibleTextEditors: [],
       onDidChangeActiveTextEditor: () => disposable,
       onDidChangeVisibleTextEditors: () => disposable,
+      onDidChangeTextEditorSelection: () => disposable,
+    },
+    languages: {
+      getDiagnostics: (uri: Uri) => diagnostics.get(uri.toString()) ?? [],
+      onDidChangeDiagnostics: (l: (e: { uris: Uri[] }) => void) => diagnosticsChanged.event(l),
     },
     workspace: {
       workspaceFolders: [folder],
@@ -216,7 +232,11 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
       getConfiguration: configuration,
       onDidChangeConfiguration: () => disposable,
       onDidOpenTextDocument: () => disposable,
-      onDidChangeTextDocument: () => disposable,
+      onDidChangeTextDocument: (l: (e: { document: unknown; contentChanges: unknown[] }) => void) => documentChanged.event(l),
+      onDidCreateFiles: () => disposable,
+      onDidDeleteFiles: () => disposable,
+      onDidRenameFiles: () => disposable,
+      findFiles: () => Promise.resolve([]),
       onDidCloseTextDocument: () => disposable,
       onDidSaveTextDocument: () => disposable,
       onWillSaveTextDocument: () => disposable,
@@ -226,6 +246,7 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
       },
       applyEdit: (edit: unknown) => {
         appliedEdits.push(edit);
+        state.afterEdit?.(edit); // e.g. the test's changeDocument, as VS Code changes documents before resolving
         return Promise.resolve(true);
       },
       notebookDocuments: [],
@@ -244,7 +265,14 @@ export function makeFakeVscode(workspaceDir: string): FakeVscode {
     // __esModule keeps __importStar from copying only the own keys (classes like CompletionItem come from the proxy).
     get: (t, p) => (p in t ? t[p as string] : p === '__esModule' ? true : p === 'then' ? undefined : deepProxy(`vscode.${String(p)}`)),
   });
-  return { module, commands, executed, viewProviders, messages, settings, terminals, participants, appliedEdits, documents };
+  const publish = (uri: Uri, list: unknown[]): void => {
+    diagnostics.set(uri.toString(), list);
+    diagnosticsChanged.fire({ uris: [uri] });
+  };
+  const changeDocument = (uri: Uri): void => documentChanged.fire({ document: { uri }, contentChanges: [{}] });
+  const fake: FakeVscode = { module, commands, executed, viewProviders, messages, settings, terminals, participants, appliedEdits, documents, diagnostics, publish, changeDocument };
+  Object.defineProperty(fake, 'afterEdit', { get: () => state.afterEdit, set: (f) => (state.afterEdit = f) });
+  return fake;
 }
 
 /** Make `require('vscode')` return `fake` until the returned function is called. */

@@ -57,13 +57,25 @@ describe('settings → initializationOptions', () => {
     );
   });
 
+  it('sends MCP servers and refuses malformed ones', () => {
+    const servers = { time: { command: 'uvx', args: ['mcp-server-time'] }, docs: { type: 'http', url: 'http://127.0.0.1:1/mcp' } };
+    assert.deepEqual(buildInitializationOptions(reader({ mcpServers: servers })).options, { mcpServers: servers });
+    assert.deepEqual(buildInitializationOptions(reader({ mcpServers: {} })).options, {});
+    for (const bad of [['x'], { a: 'cmd' }, { a: { args: [] } }]) {
+      const { options, problems } = buildInitializationOptions(reader({ mcpServers: bad }));
+      assert.deepEqual(options, {});
+      assert.deepEqual(problems.map((p) => p.key), ['agentls.mcpServers']);
+    }
+    assert.ok(UNTRUSTED_RESTRICTED.includes('mcpServers')); // a cloned repository cannot choose what runs
+  });
+
   it('declares the agent capability without clobbering others', () => {
     const caps: { experimental?: unknown } = { experimental: { other: 1 } };
     fillAgentCapabilities(caps);
-    assert.deepEqual(caps.experimental, { other: 1, agent: { terminal: true, permissions: true, updates: true } });
+    assert.deepEqual(caps.experimental, { other: 1, agent: { terminal: true, permissions: true, updates: true, diagnostics: true } });
     const empty: { experimental?: unknown } = {};
     fillAgentCapabilities(empty);
-    assert.deepEqual(empty.experimental, { agent: { terminal: true, permissions: true, updates: true } });
+    assert.deepEqual(empty.experimental, { agent: { terminal: true, permissions: true, updates: true, diagnostics: true } });
   });
 
   it('builds the server command', () => {

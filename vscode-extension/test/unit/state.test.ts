@@ -132,6 +132,29 @@ describe('chat state reducer', () => {
     assert.equal((m.items[1] as AgentItem).text, 'All done');
   });
 
+  it('ends a turn with what it really did: info when edits landed, a warning when one did not', () => {
+    const done = model(
+      { type: 'userMessage', text: 'go' },
+      { type: 'turnResult', result: { finalResponse: 'Changed it', completed: true, outcome: { summary: 'changed: greet.py +1 \u22121', editsFailed: false } } },
+    );
+    const ok = done.items[done.items.length - 1] as { kind: string; level: string; text: string };
+    assert.equal(ok.kind, 'notice');
+    assert.equal(ok.level, 'info');
+    assert.equal(ok.text, 'changed: greet.py +1 \u22121');
+    const failed = model(
+      { type: 'userMessage', text: 'go' },
+      { type: 'turnResult', result: { finalResponse: 'Changed it', completed: true, outcome: { summary: 'no files changed; 1 tool call failed; edit not made: greet.py', editsFailed: true } } },
+    );
+    const bad = failed.items[failed.items.length - 1] as { level: string; text: string };
+    assert.equal(bad.level, 'warning');
+    assert.match(bad.text, /edit not made: greet\.py/);
+    const quiet = model(
+      { type: 'userMessage', text: 'what is this?' },
+      { type: 'turnResult', result: { finalResponse: 'A project', completed: true, outcome: { summary: null } } },
+    );
+    assert.deepEqual(quiet.items.map((i) => i.kind), ['user', 'agent']);
+  });
+
   it('does not repeat the final response when it streamed', () => {
     const m = model(
       { type: 'userMessage', text: 'go' },
@@ -184,6 +207,27 @@ describe('chat state reducer', () => {
   it('takes the title from session_info_update', () => {
     const m = model(upd({ sessionUpdate: 'session_info_update', title: 'Fix parser' }));
     assert.equal(m.title, 'Fix parser');
+  });
+
+  it('keeps the MCP servers of session_info_update and clears them on reset', () => {
+    const m = model(
+      upd({
+        sessionUpdate: 'session_info_update',
+        _meta: { agentls: { mcpServers: [
+          { name: 'time', state: 'ready', toolCount: 2, lastError: null },
+          { name: 'lab', state: 'failed', toolCount: 0, lastError: 'could not start: not found' },
+          { name: 42 },
+        ] } },
+      } as unknown as SessionUpdate),
+    );
+    assert.deepEqual(m.mcp.map((s) => [s.name, s.state, s.toolCount]), [['time', 'ready', 2], ['lab', 'failed', 0]]);
+    assert.equal(m.mcp[1].lastError, 'could not start: not found');
+    assert.equal(m.title, null); // a status update is not a title change
+    assert.ok(m.takeDirty().mcp);
+    m.apply(upd({ sessionUpdate: 'session_info_update', title: 'T' }));
+    assert.equal(m.mcp.length, 2); // an update without the list keeps it
+    m.apply({ type: 'reset', sessionId: 's2' });
+    assert.deepEqual(m.mcp, []);
   });
 
   it('shows live terminal output on the running command card before the server names the terminal', () => {

@@ -407,4 +407,37 @@ describe('chat webview: a turn recorded from the real server', function () {
     await chat.page.screenshot({ path: path.join(ARTIFACTS, 'recorded.png') });
     assert.deepEqual(chat.errors, []);
   });
+  it('completes @file mentions and sends them, with the editor context when the toggle is on', async () => {
+    await chat.send({ type: 'status', state: 'ready' }, { type: 'editorContext', label: 'app.py · lines 3–5' });
+    const toggle = chat.page.locator('[data-action="toggleContext"]');
+    assert.equal(await toggle.textContent(), 'app.py · lines 3–5');
+    assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+    await toggle.click();
+    assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+
+    await chat.page.click('.prompt');
+    await chat.page.keyboard.type('explain @ap');
+    await chat.page.waitForFunction(() =>
+      (window as unknown as { __posted: { type: string; query?: string }[] }).__posted.some((m) => m.type === 'mentionQuery' && m.query === 'ap'),
+    );
+    await chat.send({
+      type: 'mentionResults',
+      query: 'ap',
+      items: [
+        { path: 'src/app.py', uri: 'file:///ws/src/app.py' },
+        { path: 'docs/api.md', uri: 'file:///ws/docs/api.md' },
+      ],
+    });
+    assert.equal(await chat.page.isVisible('.mention-menu'), true);
+    assert.deepEqual(await chat.page.$$eval('.mention-item .mention-name', (els) => els.map((e) => e.textContent)), ['app.py', 'api.md']);
+    await chat.page.keyboard.press('ArrowDown');
+    await chat.page.keyboard.press('ArrowUp');
+    await chat.page.keyboard.press('Enter'); // picks, does not send
+    assert.equal(await chat.page.inputValue('.prompt'), 'explain @src/app.py ');
+    assert.equal(await chat.page.isVisible('.mention-menu'), false);
+    await chat.page.keyboard.type('please');
+    await chat.page.keyboard.press('Enter');
+    const sent = (await chat.posted()).filter((m) => m.type === 'prompt');
+    assert.deepEqual(sent, [{ type: 'prompt', text: 'explain @src/app.py please', context: true, mentions: [{ path: 'src/app.py', uri: 'file:///ws/src/app.py' }] }]);
+  });
 });

@@ -16,6 +16,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
 import { Methods, type AgentUpdateParams, type RequestPermissionParams } from '../../src/acp';
+import { DiagnosticsWatch, answerDiagnostics, type EditorDiagnostic } from '../../src/core/diagnostics';
 import { outcomeFor } from '../../src/core/permissions';
 import { agentClientCapability } from '../../src/core/settings';
 import { TerminalManager } from '../../src/core/terminals';
@@ -98,11 +99,14 @@ export interface AgentlsRig {
   permissions: RequestPermissionParams[];
   terminalCreates: unknown[];
   terminals: TerminalManager;
+  /** What the harness's linter reports per URI (the extension's getDiagnostics), and the requests seen. */
+  diagnostics: Map<string, EditorDiagnostic[]>;
+  diagnosticsRequests: unknown[];
   stderr(): string;
   /** Queue replies; `model` may be "purpose:summary" etc. for auxiliary calls. */
   push(replies: Reply[], model?: string): Promise<void>;
   clear(): Promise<void>;
-  requests(): Promise<{ body: { messages: { role: string; content: unknown }[] } }[]>;
+  requests(): Promise<{ headers: Record<string, string>; body: { messages: { role: string; content: unknown }[] } }[]>;
   newSession(): Promise<string>;
   close(): Promise<void>;
 }
@@ -129,6 +133,19 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
   const permissions: RequestPermissionParams[] = [];
   const terminalCreates: unknown[] = [];
   const terminals = new TerminalManager();
+  // The extension's own settling logic, fed by a language-server-free linter: 150 ms after each edit of a
+  // .py file it reports unclosed brackets, as a language server publishes diagnostics a little later.
+  const watch = new DiagnosticsWatch();
+  const diagnostics = new Map<string, EditorDiagnostic[]>();
+  const diagnosticsRequests: unknown[] = [];
+  const edited = (uri: string): void => {
+    watch.documentChanged(uri);
+    if (!uri.endsWith('.py')) return;
+    setTimeout(() => {
+      diagnostics.set(uri, bracketLint(fs.readFileSync(fileURLToPath(uri), 'utf8')));
+      watch.diagnosticsChanged([uri], () => 'python');
+    }, 150);
+  };
   let serverStderr = '';
   let conn: MessageConnection | undefined;
 
@@ -172,7 +189,12 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
     c.onRequest('workspace/applyEdit', (p: { edit: WorkspaceEditLike }) => {
       applyEdits.push(p);
       applyWorkspaceEdit(p.edit);
+      for (const uri of editedUris(p.edit)) edited(uri);
       return { applied: true };
+    });
+    c.onRequest(Methods.diagnostics, (p: { uris: string[]; settleMs?: number }) => {
+      diagnosticsRequests.push(p);
+      return answerDiagnostics(p, watch, (uri) => diagnostics.get(uri) ?? [], (uri) => (uri.endsWith('.py') ? 'python' : undefined));
     });
     c.onRequest(Methods.requestPermission, (p: RequestPermissionParams) => {
       permissions.push(p);
@@ -228,6 +250,8 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
       permissions,
       terminalCreates,
       terminals,
+      diagnostics,
+      diagnosticsRequests,
       stderr: () => serverStderr,
       async push(replies, model) {
         const r = await fetch(`${urls.url}/_scripted/push`, {
@@ -241,7 +265,9 @@ export async function startAgentls(files: Record<string, string> = {}): Promise<
         await fetch(`${urls.url}/_scripted/clear`, { method: 'POST' });
       },
       async requests() {
-        const r = (await (await fetch(`${urls.url}/_scripted/requests`)).json()) as { requests: { body: { messages: { role: string; content: unknown }[] } }[] };
+        const r = (await (await fetch(`${urls.url}/_scripted/requests`)).json()) as {
+          requests: { headers: Record<string, string>; body: { messages: { role: string; content: unknown }[] } }[];
+        };
         return r.requests;
       },
       async newSession() {
@@ -301,4 +327,33 @@ function applyWorkspaceEdit(edit: WorkspaceEditLike): void {
     } else if (c.kind === 'rename') fs.renameSync(fileURLToPath(c.oldUri), fileURLToPath(c.newUri));
     else if (c.kind === 'delete') fs.rmSync(fileURLToPath(c.uri), { force: true, recursive: true });
   }
+}
+
+function editedUris(edit: WorkspaceEditLike): string[] {
+  const out = Object.keys(edit.changes ?? {});
+  for (const c of edit.documentChanges ?? []) if ('textDocument' in c) out.push(c.textDocument.uri);
+  return out;
+}
+
+/** A tiny linter: an unclosed or unmatched bracket is an error where it stands. */
+export function bracketLint(text: string): EditorDiagnostic[] {
+  const open: { ch: string; line: number; character: number }[] = [];
+  const pairs: Record<string, string> = { ')': '(', ']': '[', '}': '{' };
+  const lines = text.split('\n');
+  for (let line = 0; line < lines.length; line++) {
+    for (let character = 0; character < lines[line]!.length; character++) {
+      const ch = lines[line]![character]!;
+      if ('([{'.includes(ch)) open.push({ ch, line, character });
+      else if (ch in pairs) {
+        if (open.at(-1)?.ch === pairs[ch]) open.pop();
+        else return [{ range: { start: { line, character }, end: { line, character: character + 1 } }, severity: 0, message: `unmatched '${ch}'`, source: 'bracket-lint' }];
+      }
+    }
+  }
+  return open.map((o) => ({
+    range: { start: { line: o.line, character: o.character }, end: { line: o.line, character: o.character + 1 } },
+    severity: 0,
+    message: `'${o.ch}' was never closed`,
+    source: 'bracket-lint',
+  }));
 }

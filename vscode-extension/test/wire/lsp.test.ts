@@ -18,6 +18,11 @@ import type { ToWebview } from '../../src/protocol';
 import { ChatModel, relativeTime, type AgentItem, type ToolItem } from '../../src/webview/state';
 import { agentlsUnavailable, sleep, startAgentls, type AgentlsRig } from './agentls';
 
+/** The model calls of turns (not the session-title requests that follow a first turn). */
+function turnRequests<T extends { headers?: Record<string, string> }>(requests: T[]): T[] {
+  return requests.filter((r) => (r.headers?.['x-agentls-purpose'] ?? 'turn') === 'turn');
+}
+
 describe('wire: agentls lsp + scripted provider (vscode-jsonrpc)', function () {
   this.timeout(90_000);
   let rig: AgentlsRig;
@@ -90,6 +95,7 @@ describe('wire: agentls lsp + scripted provider (vscode-jsonrpc)', function () {
     const before = rig.applyEdits.length;
     await rig.push([
       { tool_calls: [{ name: 'write_file', arguments: { path: 'notes/hello.txt', content: 'hi there\n' } }] },
+      { tool_calls: [{ name: 'read_file', arguments: { path: 'app.py' } }] },  // an edit needs a read first
       { tool_calls: [{ name: 'edit_file', arguments: { path: 'app.py', old_string: '"hello " + name', new_string: 'f"hello {name}"' } }] },
       { content: 'Created notes/hello.txt and modernised app.py.' },
     ]);
@@ -178,5 +184,47 @@ describe('wire: agentls lsp + scripted provider (vscode-jsonrpc)', function () {
     } finally {
       forward.dispose();
     }
+  });
+  it('an edit that breaks the syntax shows the model the error in the same round (agent/diagnostics)', async () => {
+    const sessionId = await rig.newSession();
+    const before = rig.diagnosticsRequests.length;
+    fs.writeFileSync(path.join(rig.workspace, 'calc.py'), 'def add(a, b):\n    return a + b\n');
+    await rig.push([
+      { tool_calls: [{ name: 'read_file', arguments: { path: 'calc.py' } }] },
+      { tool_calls: [{ name: 'edit_file', arguments: { path: 'calc.py', old_string: 'def add(a, b):', new_string: 'def add(a, b:' } }] },
+      { content: 'I left a parenthesis open; fixing it next.' },
+    ]);
+    const r = await rig.conn.sendRequest<TurnResult>(Methods.turn, { sessionId, prompt: 'Change add' });
+    assert.equal(r.completed, true, JSON.stringify(r));
+    const requests = turnRequests(await rig.requests());
+    const toolTexts = requests.at(-1)!.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+    const edit = toolTexts.at(-1)!;
+    assert.match(edit, /^Edited calc\.py \(\+1 -1 lines\)\n--- a\/calc\.py[\s\S]*\n\nNew problems in calc\.py after this edit \(1 error\):\n {2}calc\.py:1:8: error: '\(' was never closed \[bracket-lint\]$/);
+    const asked = rig.diagnosticsRequests.slice(before) as { uris: string[]; settleMs: number }[];
+    assert.deepEqual(asked.map((a) => a.settleMs), [0, 1500], 'asked before the edit, then settled after it');
+  });
+
+  it('a selection sent as context reaches the model', async () => {
+    const sessionId = await rig.newSession();
+    await rig.push([{ content: 'It greets.' }]);
+    const file = path.join(rig.workspace, 'app.py');
+    const controller = new ChatController({
+      connection: async () => ({ request: <R>(m: string, p: unknown) => rig.conn.sendRequest<R>(m, p) }),
+      cwd: () => rig.workspace,
+      askPermissionModal: async () => null,
+      editorContext: () => ({
+        activeFile: { path: file, languageId: 'python', cursor: { line: 1, character: 4 } },
+        selection: { path: file, languageId: 'python', text: "    return \"hello \" + name\n", range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } } },
+      }),
+    });
+    await controller.newSession();
+    await controller.handleMessage({ type: 'prompt', text: 'What does this line do?', context: true });
+    const requests = turnRequests(await rig.requests());
+    const user = requests.at(-1)!.body.messages.filter((m) => m.role === 'user').map((m) => String(m.content)).at(-1)!;
+    assert.match(user, /^What does this line do\?\n\n<editor_context>\n/);
+    assert.ok(user.includes("The user's active file in the editor: app.py (python), cursor at line 2, column 5."), user);
+    assert.ok(user.includes("The user's selection in app.py, line 2"), user);
+    assert.ok(user.includes('    return "hello " + name'), user);
+    void sessionId;
   });
 });

@@ -24,6 +24,8 @@ const KEY_ENV = 'AGENTLS_WORKBENCH_TEST_KEY';
 const ORIGINAL = 'def greet(name):\n    return name\n';
 const EDITED = 'def greet(name):\n    return f"Hello, {name}!"\n';
 const WAIT = 120_000; // two shared cores, a browser, VS Code, its extension host and the server
+// An MCP server for every session (docs/mcp.md): the lab server of tests/mcp_client, from the user settings.
+const LAB = path.join(EXT_ROOT, '..', 'tests', 'mcp_client', 'servers', 'lab.py');
 
 /** Poll `check` until it returns a value (not undefined) or `ms` passes. */
 async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = WAIT): Promise<T> {
@@ -87,6 +89,7 @@ describe('real VS Code: the packaged extension in code-server', function () {
         'agentls.baseUrl': urls.openai_url,
         'agentls.apiKeyEnv': KEY_ENV,
         'agentls.approval': 'ask',
+        'agentls.mcpServers': { lab: { command: PYTHON, args: [LAB, 'ok'] } },
         'workbench.startupEditor': 'none',
         'workbench.tips.enabled': false,
         'security.workspace.trust.enabled': false,
@@ -194,6 +197,7 @@ describe('real VS Code: the packaged extension in code-server', function () {
 
   it('runs a turn: asks permission, applies the edit, shows the diff card, writes the file', async () => {
     await push([
+      { tool_calls: [{ name: 'read_file', arguments: { path: 'greet.py' } }] },  // an edit needs a read first
       { tool_calls: [{ name: 'edit_file', arguments: { path: 'greet.py', old_string: '    return name\n', new_string: '    return f"Hello, {name}!"\n' } }] },
       { content: 'greet() now says hello.' },
     ]);
@@ -236,5 +240,28 @@ describe('real VS Code: the packaged extension in code-server', function () {
       const text = await editorText();
       return text.includes('return name') && !text.includes('Hello') ? true : undefined;
     });
+  });
+
+  it("shows the session's MCP server, and its tool is asked for, run and shown", async () => {
+    const frame = await chat();
+    const chip = frame.locator('.mcp-servers .mcp-server[data-state="ready"]', { hasText: 'lab' });
+    await chip.waitFor({ timeout: WAIT });
+    assert.match((await chip.textContent()) ?? '', /lab · \d+ tools/);
+    await until('the undo turn to end', async () => ((await frame.locator('button[data-action="stop"]').isDisabled()) ? true : undefined));
+    await push([{ tool_calls: [{ name: 'mcp__lab__echo', arguments: { text: 'from VS Code' } }] }, { content: 'The lab server echoed it.' }]);
+    const prompt = frame.locator('textarea.prompt');
+    await prompt.click();
+    await prompt.fill('Echo through the lab server');
+    await prompt.press('Enter');
+    const allow = frame.locator('.perm-actions button[data-kind="allow_once"]');
+    await allow.waitFor({ timeout: WAIT });
+    assert.match((await frame.locator('.perm-title').last().textContent()) ?? '', /lab: echo/);
+    await allow.click();
+    const card = frame.locator('details.tool[data-status="completed"]', { hasText: 'lab: echo' });
+    await card.waitFor({ timeout: WAIT });
+    await frame.locator('.msg.agent', { hasText: 'The lab server echoed it.' }).waitFor({ timeout: WAIT });
+    const sent = await fetch(`${urls.url}/_scripted/requests`).then((r) => r.json() as Promise<{ requests: { body: { messages: { role: string; content: unknown }[] } }[] }>);
+    const results = sent.requests.flatMap((r) => r.body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    assert.ok(results.includes('echo: from VS Code'), 'the model read the MCP result');
   });
 });

@@ -25,6 +25,7 @@ function M.lsp_config(cfg)
       terminal = cfg.capabilities.terminal ~= false,
       permissions = cfg.capabilities.permissions ~= false,
       updates = cfg.capabilities.updates ~= false,
+      diagnostics = cfg.capabilities.diagnostics ~= false,
     },
   })
   caps.window = caps.window or {}

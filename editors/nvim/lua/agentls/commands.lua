@@ -1,8 +1,8 @@
 -- agentls.commands: the user commands and the turn lifecycle.
 --
---   :AgentAsk [text]     (with a range: the selection goes along as a resource)
+--   :AgentAsk [text]     (with a range, :'<,'>AgentAsk: the selection goes along as the turn's context)
 --   :AgentSteer text     :AgentStop     :AgentCompact [focus]     :AgentUndo [n]
---   :AgentSessions       :AgentNew      :AgentChat
+--   :AgentSessions       :AgentNew      :AgentChat     :AgentContext [on|off]
 
 local chat = require("agentls.chat")
 local render = require("agentls.render")
@@ -62,29 +62,52 @@ function M.selection(opts)
     text = table.concat(vim.api.nvim_buf_get_lines(buf, l1 - 1, l2, false), "\n")
   end
   local name = vim.api.nvim_buf_get_name(buf)
+  -- LSP positions (0-based): the characters of a charwise selection, else whole lines.
+  local start, finish = { line = l1 - 1, character = 0 }, { line = l2, character = 0 }
+  if vim.fn.visualmode() == "v" and vs[2] == l1 and ve[2] == l2 then
+    start = { line = l1 - 1, character = math.max(0, vs[3] - 1) }
+    finish = { line = l2 - 1, character = ve[3] }
+  end
   return {
     uri = vim.uri_from_bufnr(buf),
+    file = name,
     path = name ~= "" and vim.fn.fnamemodify(name, ":.") or "[No Name]",
     text = text,
     line1 = l1,
     line2 = l2,
+    range = { start = start, ["end"] = finish },
     filetype = vim.bo[buf].filetype,
   }
 end
 
---- The agent/turn prompt: the instruction alone (a string), or a text block plus the selection as an
---- ACP `resource` ContentBlock with the file's URI.
-function M.build_prompt(instruction, sel)
-  if not sel then
-    return instruction
+--- The active file (the current buffer when it is a file), as agent/turn `context.activeFile`.
+function M.active_file()
+  local buf = vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == "" or vim.bo[buf].buftype ~= "" then
+    return nil
   end
-  return {
-    {
-      type = "text",
-      text = ("%s\n\n(The selection below is lines %d-%d of %s.)"):format(instruction, sel.line1, sel.line2, sel.path),
-    },
-    { type = "resource", resource = { uri = sel.uri, mimeType = "text/plain", text = sel.text } },
-  }
+  local cursor = vim.api.nvim_win_get_cursor(0)
+  return { path = name, languageId = vim.bo[buf].filetype, cursor = { line = cursor[1] - 1, character = cursor[2] } }
+end
+
+--- The agent/turn `context` for a prompt: the selection (when asked with a range), and the active file
+--- (with a range, or always when `context.active_file` is on). nil when there is nothing to send.
+function M.build_context(sel, active)
+  local ctx = {}
+  if sel then
+    ctx.selection = { path = sel.file ~= "" and sel.file or sel.path, languageId = sel.filetype, text = sel.text,
+      range = sel.range }
+  end
+  if active then
+    ctx.activeFile = active
+  end
+  return next(ctx) and ctx or nil
+end
+
+--- The agent/turn prompt: the instruction (the selection travels as the turn's `context`).
+function M.build_prompt(instruction)
+  return instruction
 end
 
 local function shown_text(instruction, sel)
@@ -125,13 +148,17 @@ end
 
 local start_next
 
-local function run_turn(client, sid, instruction, sel)
+local function run_turn(client, sid, instruction, sel, active)
   chat.apply_state(function(st)
     render.begin_turn(st, shown_text(instruction, sel))
   end)
   chat.flush()
   chat.set_status("running")
-  local params = { sessionId = sid, prompt = M.build_prompt(instruction, sel) }
+  local params = { sessionId = sid, prompt = M.build_prompt(instruction) }
+  local context = M.build_context(sel, active)
+  if context then
+    params.context = context
+  end
   local id = client_mod.request(client, "agent/turn", params, function(err, result)
     running[sid] = nil
     chat.apply_state(function(st)
@@ -156,7 +183,7 @@ end
 start_next = function(client, sid)
   local nxt = table.remove(queue, 1)
   if nxt then
-    run_turn(client, sid, nxt[1], nxt[2])
+    run_turn(client, sid, nxt[1], nxt[2], nxt[3])
   end
 end
 
@@ -165,16 +192,21 @@ function M.ask(instruction, sel)
   if type(instruction) ~= "string" or vim.trim(instruction) == "" then
     return
   end
+  -- The file the user is in, taken before the chat window takes the focus.
+  local active = sel and sel.active or nil
+  if not active and (sel or cfg().context.active_file) then
+    active = M.active_file()
+  end
   chat.open()
   with_session(function(client, sid)
     if running[sid] then
-      table.insert(queue, { instruction, sel })
+      table.insert(queue, { instruction, sel, active })
       chat.apply_state(function(st)
         render.notice(st, "queued: " .. instruction .. " (use :AgentSteer to steer the running turn)")
       end)
       return
     end
-    run_turn(client, sid, instruction, sel)
+    run_turn(client, sid, instruction, sel, active)
   end)
 end
 
@@ -381,6 +413,9 @@ end
 
 local function ask_command(opts)
   local sel = M.selection(opts)
+  if sel then
+    sel.active = M.active_file() -- the buffer the range is in, before a prompt or the chat takes the focus
+  end
   if opts.args ~= "" then
     return M.ask(opts.args, sel)
   end
@@ -413,6 +448,26 @@ M.specs = {
     { nargs = "?", desc = "agentls: undo the edits of the last [n] turns" },
   },
   AgentSessions = { M.sessions, { nargs = 0, desc = "agentls: load a stored session" } },
+  AgentContext = {
+    function(o)
+      local c = cfg().context
+      if o.args == "on" then
+        c.active_file = true
+      elseif o.args == "off" then
+        c.active_file = false
+      elseif o.args == "" then
+        c.active_file = not c.active_file
+      end
+      notify("the active file goes with each prompt: " .. (c.active_file and "on" or "off"))
+    end,
+    {
+      nargs = "?",
+      complete = function()
+        return { "on", "off" }
+      end,
+      desc = "agentls: send the active file (path, cursor) with each prompt [on|off]",
+    },
+  },
   AgentNew = { M.new_session, { nargs = 0, desc = "agentls: start a new session" } },
   AgentChat = {
     function()

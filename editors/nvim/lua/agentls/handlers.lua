@@ -2,6 +2,7 @@
 --
 --   agent/update              (notification) an ACP SessionUpdate for the chat buffer
 --   agent/requestPermission   vim.ui.select over the options
+--   agent/diagnostics         vim.diagnostic.get, once the buffer's linters caught up (agentls.diagnostics)
 --   agent/terminal/*          agentls.terminal (vim.system)
 --   workspace/applyEdit       Neovim's own handler, then the edited buffers are attached to the client
 --   $/progress                Neovim's own handler; an LspProgress autocmd echoes it
@@ -213,6 +214,9 @@ function M.handlers()
       end
       return terminal.create(params, client_root(ctx))
     end),
+    ["agent/diagnostics"] = request(function(params)
+      return require("agentls.diagnostics").answer(params, M.await, config())
+    end),
     ["agent/terminal/output"] = request(terminal.output),
     ["agent/terminal/waitForExit"] = request(function(params)
       return terminal.wait_for_exit(params, M.await)
@@ -266,6 +270,7 @@ end
 function M.setup_autocmds(_)
   local group = vim.api.nvim_create_augroup("agentls", { clear = true })
   vim.api.nvim_create_autocmd("LspProgress", { group = group, callback = M.on_progress })
+  vim.api.nvim_create_autocmd("DiagnosticChanged", { group = group, callback = require("agentls.diagnostics").on_changed })
   vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = terminal.kill_all })
 end
 

@@ -26,7 +26,15 @@ M.defaults = {
   root_markers = { ".agentls.toml", "AGENTS.md", ".git" },
   auto_start = true,
   -- What the client offers the server (capabilities.experimental.agent).
-  capabilities = { terminal = true, permissions = true, updates = true },
+  capabilities = { terminal = true, permissions = true, updates = true, diagnostics = true },
+  context = {
+    -- Send the active file (path, filetype, cursor) with every prompt (:AgentContext toggles it). A range
+    -- (:'<,'>AgentAsk) always sends the selection, with its file as the active file.
+    active_file = false,
+  },
+  diagnostics = {
+    settle_ms = nil, -- cap on the server's settleMs: how long to wait for linters after an agent edit
+  },
   chat = {
     position = "right", -- "right" | "left" | "below" | "above" | "tab" | "current"
     width = 0.4, -- columns, or a fraction of the screen

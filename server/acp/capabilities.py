@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentls.server.runtime.nested import nested
+
 from agentls.agent.version import __version__
 
 PROTOCOL_VERSION = 1
@@ -24,14 +26,6 @@ AUTH_METHODS: list[dict[str, Any]] = [
 ]
 
 
-def _flag(obj: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj
-
-
 @dataclass(frozen=True)
 class ClientCaps:
     """The client's capabilities, read from the raw ``initialize`` params (the SDK's models drop
@@ -45,13 +39,13 @@ class ClientCaps:
 
     @classmethod
     def from_params(cls, params: Any) -> ClientCaps:
-        caps = _flag(params, "clientCapabilities")
-        name = _flag(params, "clientInfo", "name")
+        caps = nested(params, "clientCapabilities")
+        name = nested(params, "clientInfo", "name")
         return cls(
-            read_text_file=_flag(caps, "fs", "readTextFile") is True,
-            write_text_file=_flag(caps, "fs", "writeTextFile") is True,
-            terminal=_flag(caps, "terminal") is True,
-            compaction=isinstance(_flag(caps, "session", "compaction"), dict),
+            read_text_file=nested(caps, "fs", "readTextFile") is True,
+            write_text_file=nested(caps, "fs", "writeTextFile") is True,
+            terminal=nested(caps, "terminal") is True,
+            compaction=isinstance(nested(caps, "session", "compaction"), dict),
             client_name=name if isinstance(name, str) else None,
         )
 
@@ -75,7 +69,7 @@ def initialize_result() -> dict[str, Any]:
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-            "mcpCapabilities": {"http": False, "sse": False},
+            "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
         },
         "authMethods": AUTH_METHODS,

@@ -1,0 +1,192 @@
+"""The session's transcript: its messages, its system prompt, and how much of them the store already has."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from agentls.agent.call_ids import CallIds
+from agentls.agent.transcript import repair, violations
+from agentls.agent.types import Message
+
+if TYPE_CHECKING:
+    from agentls.agent.sessions.store import SessionStore
+
+log = logging.getLogger("agentls.sessions")
+
+
+class Conversation:
+    """Messages are appended by the turn and persisted per round (``persist``); a whole new transcript
+    (a caller's history, a compression) is written over the stored one at the next ``persist``."""
+
+    def __init__(self, session_id: str, root: Path, session_db: str | Path | SessionStore | None, *,
+                 model: Callable[[], str], system_message: str | None = None) -> None:
+        self.session_id = session_id
+        self.root = root
+        self.messages: list[Message] = []
+        self.system_prompt: str | None = None
+        self.store: SessionStore | None = None
+        self.turn_index = 0  # turns run in this session, stored ones included
+        self.titled = False  # the session has a title (stored, or given after its first turn)
+        self._session_db = session_db
+        self._model = model  # the model in use now, recorded with the session
+        self._system_message = system_message
+        self._owns_store = False
+        self._session_row = False
+        self._persisted = 0  # messages[:_persisted] are in the store
+        self._needs_rewrite = False
+        self.call_ids = CallIds()  # tool-call ids unique in the session; the provider's own kept for it
+        self._notes: list[str] = []
+        self._revision: tuple[int, int] = (0, 0)  # the store's revision of the session as last seen here
+
+    async def open(self) -> None:
+        """Open the store (when there is one) and load the session if it exists."""
+        from agentls.agent.sessions.store import SessionStore
+
+        db = self._session_db
+        if db is None:
+            return
+        if isinstance(db, SessionStore):
+            self.store = db
+        else:
+            self.store = SessionStore(db)
+            self._owns_store = True
+        await self.store.open()
+        record = await self.store.get_session(self.session_id)
+        if record is not None:
+            self._session_row = True
+            self.system_prompt = record.system_prompt
+            loaded = await self.store.load_messages(self.session_id)
+            self.messages = repair(loaded) if violations(loaded) else loaded
+            self._persisted = len(self.messages)
+            self.turn_index = record.turn_count
+            self.titled = bool(record.title)
+        self._revision = await self.store.revision(self.session_id)
+
+    @asynccontextmanager
+    async def lease(self) -> AsyncIterator[None]:
+        """The session's lease for one turn (``SessionBusy`` when another process drives it). A transcript
+        another process extended since this one last saw it is loaded again first."""
+        store = self.store
+        if store is None:
+            yield
+            return
+        await store.acquire_lease(self.session_id)
+        try:
+            if await store.revision(self.session_id) != self._revision and self._persisted == len(
+                    self.messages) and not self._needs_rewrite:
+                loaded = await store.load_messages(self.session_id)
+                self.messages[:] = repair(loaded) if violations(loaded) else loaded
+                self._persisted = len(self.messages)
+                record = await store.get_session(self.session_id)
+                if record is not None:
+                    self.turn_index = max(self.turn_index, record.turn_count)
+                log.info("session %s was continued elsewhere; its transcript was loaded again", self.session_id)
+            yield
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                try:
+                    self._revision = await store.revision(self.session_id)
+                finally:
+                    await store.release_lease(self.session_id)
+
+    async def close(self) -> None:
+        if self.store is not None and self._owns_store:
+            await self.store.close()
+
+    async def ensure_system_prompt(self, system_message: str | None, tool_names: list[str], *,
+                                   small_model: bool = False) -> None:
+        """Built once per session and stored; byte-identical after resume. Later system messages are ignored.
+        ``small_model``: the compact prompt with the workspace's files (agent/local/prompt.py)."""
+        system_message = system_message or self._system_message
+        if self.system_prompt is not None:
+            if system_message and system_message not in self.system_prompt:
+                log.warning("system_message ignored: the session's system prompt is fixed once it is built")
+            return
+        from agentls.agent.context.files import load_root_context
+        from agentls.agent.context.prompt import build_system_prompt
+
+        context = await load_root_context(self.root)
+        if small_model:
+            from agentls.agent.local.prompt import compact_system_prompt, listed_files
+
+            files = await anyio.to_thread.run_sync(listed_files, self.root)
+            self.system_prompt = compact_system_prompt(root=self.root, root_context=context, extra=system_message,
+                                                       files=files)
+            return
+        self.system_prompt = build_system_prompt(root=self.root, root_context=context, extra=system_message,
+                                                 tool_names=tool_names)
+
+    def transcript(self) -> list[Message]:
+        """The whole transcript as the model sees it, system prompt first."""
+        head: list[Message] = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return head + list(self.messages)
+
+    def start_turn(self, content: Any) -> int:
+        """Count a new turn and append its user message; returns that message's index."""
+        self.turn_index += 1
+        self.messages.append({"role": "user", "content": content})
+        return len(self.messages) - 1
+
+    def replace(self, messages: list[Message]) -> None:
+        """A whole new transcript (a caller's history, a compression): the stored one is rewritten."""
+        self.messages[:] = messages
+        self._needs_rewrite = True
+
+    def repair_tail(self) -> None:
+        """Make the transcript valid again after a turn ended mid-round. Only the unpersisted tail can be
+        broken (rounds are persisted whole); the stored rows are rewritten only if the prefix changed."""
+        if not violations(self.messages):
+            return
+        fixed = repair(self.messages)
+        done = self._persisted
+        if fixed[:done] != self.messages[:done]:
+            self._needs_rewrite = True
+        self.messages[:] = fixed
+
+    async def persist(self, *, final: bool = False) -> None:
+        """Write what is new. Called before every model call and after every tool round."""
+        store = self.store
+        if store is None:
+            self._persisted = len(self.messages)
+            self._needs_rewrite = False
+            return
+        if not self._session_row:
+            await store.create_session(session_id=self.session_id, cwd=str(self.root), model=self._model(),
+                                       system_prompt=self.system_prompt or "")
+            self._session_row = True
+        if self._needs_rewrite:
+            await store.replace_messages(self.session_id, self.messages)
+            self._needs_rewrite = False
+        elif self._persisted < len(self.messages):
+            try:
+                await store.append_messages(self.session_id, self.messages[self._persisted:], turn=self.turn_index)
+            except BaseException:
+                # Cancelled or failed mid-commit: the round may or may not be in. Rewrite next time, never append twice.
+                self._needs_rewrite = True
+                raise
+        self._persisted = len(self.messages)
+        if final:
+            await store.update_session(self.session_id, turn_count=self.turn_index, model=self._model())
+
+    async def set_title(self, title: str) -> None:
+        self.titled = True
+        if self.store is not None:
+            await self.store.update_session(self.session_id, title=title)
+
+    def add_note(self, text: str) -> None:
+        """Something the model should hear with the next user message (e.g. that the user undid edits)."""
+        self._notes.append(text)
+
+    def take_notes(self) -> str | None:
+        if not self._notes:
+            return None
+        text = "\n".join(self._notes)
+        self._notes.clear()
+        return text

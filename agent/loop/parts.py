@@ -1,0 +1,36 @@
+"""The parts a turn works with. The agent builds them once; the phases use only their public interfaces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentls.agent.budget import IterationBudget
+from agentls.agent.compactor import Compactor
+from agentls.agent.conversation import Conversation
+from agentls.agent.host import Host
+from agentls.agent.model_caller import ModelCaller
+from agentls.agent.titles import Titles
+from agentls.agent.tool_runner import ToolRunner
+from agentls.agent.tool_views import ToolViews
+from agentls.agent.tools.registry import ToolRegistry
+from agentls.agent.turn_control import TurnControl
+from agentls.agent.updates import UpdateSender
+
+
+@dataclass(frozen=True)
+class TurnParts:
+    conversation: Conversation  # the messages, the system prompt, persistence
+    caller: ModelCaller  # model calls: retries, overflow, fallbacks
+    compactor: Compactor
+    tools: ToolRunner  # one tool call: context, permissions, time limit
+    registry: ToolRegistry
+    views: ToolViews  # the tools as the model sees them (compact for the local model)
+    control: TurnControl  # interrupts and steers from other tasks
+    updates: UpdateSender  # to the editor
+    titles: Titles
+    host: Host
+    budget: IterationBudget  # model calls; may be shared with subagents
+    budget_shared: bool  # a shared budget is not reset per turn
+    max_iterations: int  # model calls per turn for this agent
+    trajectory_path: Path | None = None

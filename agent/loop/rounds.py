@@ -1,0 +1,134 @@
+"""The turn's state machine: call the model, validate its tool calls, run them, append, repeat."""
+
+from __future__ import annotations
+
+import logging
+
+from agentls.agent.loop.call import call_model
+from agentls.agent.loop.dispatch import announce, run_calls
+from agentls.agent.loop.exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
+from agentls.agent.loop.parts import TurnParts
+from agentls.agent.loop.prepare import PreparedCall, prepare_calls
+from agentls.agent.loop.state import TurnState
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.result import ExitReason
+from agentls.agent.types import Message, text_of
+
+log = logging.getLogger("agentls.loop")
+
+NUDGE = "(Your last reply was empty. Continue the task: call a tool, or answer the user.)"
+GRACE = ("You have used the whole step budget for this turn, so tools are no longer available. Reply now, "
+         "without calling tools, with a short summary: what you did, what is left, and what the user should do next.")
+CONTINUE = "(Your reply was cut off by the output limit. Continue exactly where it stopped, without repeating.)"
+STOPPED = "(I stopped: I kept repeating the same tool call without progress.)"
+MAX_EMPTY_RETRIES = 2
+MAX_CONTINUATIONS = 2
+
+
+async def run_rounds(parts: TurnParts, turn: TurnState) -> Ending:
+    """Rounds until the model answers in text. An early end is raised where it happens as a ``TurnExit``
+    and becomes the turn's ``Ending`` here, in one place."""
+    try:
+        return await _rounds(parts, turn)
+    except TurnExit as end:
+        return end.ending()
+
+
+def guard_calls(turn: TurnState, prepared: list[PreparedCall]) -> None:
+    """The loop guard: the ``limit``-th identical call does not run and stops tool use for the turn."""
+    for p in prepared:
+        if p.error is not None:
+            continue
+        name = p.call["function"]["name"]
+        stop = turn.guard.see(name, p.args, p.call["function"]["arguments"], turn.iterations)
+        if stop:
+            p.error = stop
+            turn.outcome.stop_tools(f"{name} was called {turn.guard.limit} times with the same arguments")
+
+
+async def _grace(parts: TurnParts, turn: TurnState) -> BudgetExhausted:
+    """The budget is spent: one tools-free call asking for a summary. Its failure is the exit's error."""
+    try:
+        response = await call_model(parts, turn, tools=False, extra_user=GRACE, purpose="grace")
+    except ModelFailed as failed:
+        return BudgetExhausted(failed.error)
+    text = text_of(response.message).strip()
+    if not text:
+        return BudgetExhausted()
+    messages = parts.conversation.messages
+    if messages and messages[-1].get("role") == "assistant":
+        messages[-1] = {**messages[-1], "content": text}
+    else:
+        messages.append({"role": "assistant", "content": text})
+    return BudgetExhausted(final_response=text)
+
+
+async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
+    conversation, control = parts.conversation, parts.control
+    messages = conversation.messages  # the same list for the session's life (replaced in place)
+    extra_user: str | None = None
+    partial: str | None = None  # text of a reply cut off by the output limit, being continued
+    while True:
+        if control.interrupt_requested:
+            raise Interrupted()
+        await parts.compactor.run_queued()
+        if partial is None and parts.compactor.due():
+            await parts.compactor.compress(automatic=True)
+        # max_iterations bounds this agent; the budget may be shared with subagents and bound them all.
+        if turn.iterations >= parts.max_iterations or not parts.budget.consume():
+            raise await _grace(parts, turn)
+        turn.iterations += 1
+        await conversation.persist()
+        extra_messages: list[Message] | None = None
+        if partial is not None:
+            extra_messages = [{"role": "assistant", "content": partial}]
+        response = await call_model(parts, turn, extra_user=extra_user, extra_messages=extra_messages)
+        extra_user = None
+        message = response.message
+        calls = message.get("tool_calls") or []
+        if calls:
+            message = conversation.call_ids.assign(message, messages)  # unique in the session (agent/call_ids.py)
+            calls = message.get("tool_calls") or []
+            if partial is not None:  # a continuation that turned into tool calls keeps the text before them
+                message = {**message, "content": partial + (text_of(message) or "")}
+                partial = None
+            if turn.outcome.tools_stopped:  # a provider that ignored tool_choice "none": its calls never run
+                text = text_of(message) or STOPPED
+                messages.append({"role": "assistant", "content": text})
+                return Ending(ExitReason.TEXT_RESPONSE, final_response=text)
+            prepared = prepare_calls(calls, parts.registry, truncated=response.finish_reason == "length")
+            guard_calls(turn, prepared)
+            messages.append({**message, "tool_calls": [p.call for p in prepared]})
+            named = await announce(parts, prepared)
+            await run_calls(parts, turn, prepared, named)  # appends and persists the results as they land
+            if control.interrupt_requested:
+                await conversation.persist()
+                raise Interrupted()
+            steer = control.take_steer()
+            if steer:
+                messages.append({"role": "user", "content": steer, "meta": {"steer": True}})
+            await conversation.persist()
+            continue
+        text = text_of(message)
+        if response.finish_reason == "content_filter" and not text.strip():
+            raise ModelFailed(ProviderError("content_policy", "the provider refused to answer (content filter)"))
+        if not text.strip() and partial is None:
+            last_role = messages[-1].get("role") if messages else None
+            if last_role == "tool" and not turn.nudged:
+                turn.nudged = True
+                extra_user = NUDGE
+                continue
+            if turn.empty_retries < MAX_EMPTY_RETRIES:
+                turn.empty_retries += 1  # a plain retry: the one nudge is never repeated
+                continue
+            raise EmptyResponses()
+        if partial is not None:
+            text = partial + text
+            message = {**message, "content": text}
+        if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS:
+            turn.continuations += 1
+            partial = text
+            extra_user = CONTINUE
+            continue
+        messages.append(message)
+        return Ending(ExitReason.TEXT_RESPONSE, final_response=text)

@@ -1,0 +1,151 @@
+"""One logical model call: the provider awaited directly, with classified retries and backoff,
+compression when the context overflows, and the fallback models when the primary cannot answer."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from agentls.agent import events
+from agentls.agent.endpoints import Endpoints
+from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.types import Message, Usage, add_usage, empty_usage, text_of
+from agentls.agent.updates import UpdateSender
+
+log = logging.getLogger("agentls.loop")
+
+MAX_RETRY_AFTER = 60.0  # a server asking for a longer wait is treated as not retryable now
+AUX_SYSTEM = "You write faithful, structured summaries of coding sessions for another engineer to continue from."
+
+
+def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None,
+                  rng: random.Random | None = None) -> float:
+    """``min(base * 2^(attempt-1), cap)`` plus jitter in ``[0, delay/2]``; ``Retry-After`` wins when given."""
+    if retry_after is not None:
+        return retry_after
+    delay = min(base * 2.0 ** (attempt - 1), cap)
+    jitter: float = (rng or random).uniform(0, delay / 2)
+    return delay + jitter
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What every turn request asks for, and how failures are retried."""
+
+    stream: bool = True
+    max_tokens: int | None = None
+    temperature: float | None = None
+    aux_model: str | None = None  # summaries and titles; None: the main model
+    max_retries: int = 3
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    messages: Sequence[Message]  # without the system message
+    tools: Sequence[ToolSchema] = ()
+    tool_choice: str | None = None  # "none", "required" or None (the provider's default)
+    paths: Sequence[str] | None = None  # tool_mode json: the workspace's files, for the grammar (never text)
+
+
+@dataclass
+class CallState:
+    """What one turn's calls share: the endpoint fallen back to (kept for the rest of the turn), counters."""
+
+    fallback_index: int = 0  # 0: the primary model; n: fallback n
+    api_calls: int = 0
+    usage: Usage = field(default_factory=empty_usage)
+
+
+Overflow = Callable[[], Awaitable[bool]]  # compress hard; True when the transcript got smaller
+
+
+class ModelCaller:
+    def __init__(self, endpoints: Endpoints, updates: UpdateSender, options: CallOptions) -> None:
+        self.endpoints = endpoints
+        self.options = options
+        self.last_prompt_tokens: int | None = None  # the provider's count for the last call
+        self.wire_cache: dict[int, Any] = {}  # encoded messages, reused between calls
+        self._updates = updates
+        self._sink = StreamSink(on_text=self._on_text, on_reasoning=self._on_reasoning)
+
+    async def _on_text(self, delta: str) -> None:
+        await self._updates.send(events.message_chunk(delta))
+
+    async def _on_reasoning(self, delta: str) -> None:
+        await self._updates.send(events.thought_chunk(delta))
+
+    async def call(self, prompt: Callable[[], Prompt], state: CallState, *, purpose: str = "turn",
+                   stream_to_user: bool = True, on_overflow: Overflow | None = None) -> ProviderResponse:
+        """``prompt`` is built again for each attempt (a compression changes it). Raises ProviderError when
+        every recovery is spent."""
+        options = self.options
+        attempt = 0
+        compressed = False
+        while True:
+            provider, model = await self.endpoints.provider_for(state.fallback_index)
+            p = prompt()
+            request = ProviderRequest(model=model, system=p.system, messages=p.messages, tools=p.tools,
+                                      stream=options.stream, max_tokens=options.max_tokens,
+                                      temperature=options.temperature, cache=self.wire_cache, purpose=purpose,
+                                      tool_choice=p.tool_choice, paths=p.paths)
+            state.api_calls += 1
+            try:
+                response = await provider.complete(request, self._sink if stream_to_user else None)
+            except ProviderError as exc:
+                log.warning("provider call failed (%s, attempt %d, model %s): %s", exc.category, attempt + 1, model,
+                            exc)
+                hints = exc.hints
+                if hints.compress and not compressed and on_overflow is not None:
+                    compressed = True
+                    if await on_overflow():
+                        continue
+                wait_ok = exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER
+                rejected = exc.category == "format_error" and exc.status is not None  # ours: retrying won't help
+                if hints.retryable and wait_ok and not rejected and attempt < options.max_retries:
+                    attempt += 1
+                    delay = backoff_delay(attempt, options.retry_base_delay, options.retry_max_delay,
+                                          exc.retry_after)
+                    log.info("retrying in %.2fs", delay)
+                    await anyio.sleep(delay)
+                    continue
+                if hints.fallback and state.fallback_index < self.endpoints.fallback_count:
+                    state.fallback_index += 1
+                    attempt = 0
+                    compressed = False
+                    log.warning("falling back to model %s", self.endpoints.fallback_name(state.fallback_index))
+                    continue
+                raise
+            await self._account(response, state, shown=stream_to_user and not request.stream)
+            return response
+
+    async def _account(self, response: ProviderResponse, state: CallState, *, shown: bool) -> None:
+        """Usage and the context meter; a non-streamed answer still reaches the editor, in one piece."""
+        if shown:
+            if response.message.get("reasoning"):
+                await self._updates.send(events.thought_chunk(str(response.message["reasoning"])))
+            text = text_of(response.message)
+            if text:
+                await self._updates.send(events.message_chunk(text))
+        usage = response.usage
+        add_usage(state.usage, usage)
+        self.last_prompt_tokens = usage["prompt_tokens"] or None
+        used = usage["prompt_tokens"] + usage["completion_tokens"]
+        if used:
+            await self._updates.send(events.usage_update(used, self.endpoints.context_window))
+
+    async def aux_call(self, prompt: str, *, purpose: str, max_tokens: int | None = None) -> str:
+        """One tools-free, non-streamed call to the auxiliary model (the main model unless configured)."""
+        provider, model = await self.endpoints.provider_for(0, self.options.aux_model or self.endpoints.model)
+        response = await provider.complete(ProviderRequest(
+            model=model, system=AUX_SYSTEM, messages=[{"role": "user", "content": prompt}], tools=[],
+            stream=False, max_tokens=max_tokens, purpose=purpose))
+        return text_of(response.message)

@@ -1,0 +1,80 @@
+"""MCP on the LSP face: ``agent/listMcpServers``, MCP prompts as ``/commands`` in ``agent/turn``, resource
+@-mentions, and ``available_commands_update`` (over ``agent/update``) when the servers' prompts change.
+The servers themselves are the runtime's (server/runtime/mcp.py)."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from agentls.server.lsp.params import Params
+
+if TYPE_CHECKING:
+    from agentls.agent.mcp.manager import McpManager
+    from agentls.server.lsp.server import AgentServer
+    from agentls.server.runtime.live import LiveSession
+
+_COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
+
+
+async def list_servers(ls: AgentServer, raw: Any, where: str = "agent/listMcpServers") -> dict[str, Any]:
+    from agentls.agent.mcp.report import listing
+    from agentls.server.lsp import lookup
+
+    p = Params(where, raw)
+    session = await lookup.session(ls, p.session_id(), where)  # a stored one is opened (its servers start)
+    return listing(session.mcp)
+
+
+def commands_update(manager: McpManager | None) -> dict[str, Any]:
+    from agentls.agent.mcp.prompts import commands
+
+    return {"sessionUpdate": "available_commands_update",
+            "availableCommands": [c.available() for c in commands(manager, set())]}
+
+
+def watch(ls: AgentServer, session: LiveSession) -> None:
+    """Once per session: a server that failed is said at once (the session's notices, as a warning), and a
+    client that takes updates hears of the slash commands (the MCP prompts) as they change."""
+    manager = session.mcp
+    if manager is None or any(getattr(f, "lsp_watch", False) for f in manager.listeners):
+        return
+
+    def changed(what: str, conn: object) -> None:
+        if session.closed:
+            return
+        if what == "failed":
+            notices, session.notices = session.notices, []
+            ls.show_notices(notices)
+        if what in ("ready", "prompts", "crashed", "failed", "stopped") and ls.features.updates:
+            ls.notify("agent/update", {"sessionId": session.session_id, "update": commands_update(manager)})
+
+    changed.lsp_watch = True  # type: ignore[attr-defined]
+    manager.listeners.append(changed)
+
+
+async def prepare(session: LiveSession, prompt: Any, where: str) -> Any:
+    """The turn's prompt: an MCP prompt's messages for ``/<prompt> args``, mentioned resources embedded."""
+    from agentls.agent.mcp import mentions
+    from agentls.agent.mcp.connection import Unavailable, describe_error
+    from agentls.agent.mcp.prompts import PromptArgumentError, expand, find
+
+    manager = session.mcp
+    if manager is None or not manager.connections:
+        return prompt
+    blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+    first = blocks[0] if blocks and isinstance(blocks[0], dict) and blocks[0].get("type") == "text" else None
+    match = _COMMAND.match(str(first.get("text", "")).strip()) if first is not None else None
+    command = find(manager, match.group(1), set()) if match is not None else None
+    if match is not None and command is not None:
+        try:
+            return await expand(manager, command, match.group(2) or "")
+        except (PromptArgumentError, Unavailable) as exc:
+            raise JsonRpcInvalidParams(f"{where}: {exc}") from None
+        except Exception as exc:
+            raise JsonRpcInvalidParams(f"{where}: /{command.name}: the MCP server {command.server!r} could not give "
+                                       f"the prompt: {describe_error(exc)}") from None
+    expanded = await mentions.expand(manager, blocks)
+    return prompt if expanded is blocks else expanded
