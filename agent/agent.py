@@ -93,7 +93,7 @@ class AIAgent:
             tools=ToolRunner(host=self.host, root=self.root, session_id=self.session_id, policy=self.policy,
                              updates=updates, checkpoints=self._checkpoints, terminal_timeout=terminal_timeout,
                              output_limit=tool_output_limit, context_window=lambda: self.context_window,
-                             api_key=api_key, sandbox=self.sandbox, syntax_guard=small),
+                             api_key=api_key, sandbox=self.sandbox, small_model=small),
             control=TurnControl(), titles=Titles(titles, conversation, caller, updates, use_model=provider != "local"),
             budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=max_iterations,
             trajectory_path=Path(trajectory_path) if trajectory_path else None)

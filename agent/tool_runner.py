@@ -43,7 +43,7 @@ class ToolRunner:
     def __init__(self, *, host: Host, root: Path, session_id: str, policy: PermissionPolicy, updates: UpdateSender,
                  checkpoints: Checkpoints, terminal_timeout: float, output_limit: int | None,
                  context_window: Callable[[], int], api_key: str | None,
-                 sandbox: CommandSandbox | None = None, syntax_guard: bool = False) -> None:
+                 sandbox: CommandSandbox | None = None, small_model: bool = False) -> None:
         self.host = host
         self.root = root
         self.policy = policy
@@ -56,7 +56,7 @@ class ToolRunner:
         self._context_window = context_window
         self._api_key = api_key
         self._sandbox = sandbox
-        self._syntax_guard = syntax_guard
+        self._small_model = small_model
         self._hints: HintTracker | None = None
         self._secret_env: tuple[str, ...] | None = None  # read once per turn
         self._edited: list[Path] = []  # the files this turn's edits changed (the diagnostics tool reads it)
@@ -107,7 +107,7 @@ class ToolRunner:
                            output_limit=self.output_limit, ask_permission=ask, checkpoint=checkpoint,
                            send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
                            sandbox=self._sandbox, edited=self._edited, reads=self.reads,
-                           changed=outcome.after_change, syntax_guard=self._syntax_guard)
+                           changed=outcome.after_change, small_model=self._small_model)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None) -> ToolOutput:
         """The tool's output; a failure, a crash or its time limit is an error output, never an exception

@@ -56,9 +56,9 @@ class ToolContext:
     reads: ReadLedger | None = None
     # Told the new content of each file an edit changed (the turn's outcome record: agent/outcome.py).
     changed: Callable[[Path, str | None], None] | None = None
-    # Refuse an edit that would leave a parsable .py file unparsable (the small local model; others see the
-    # editor's diagnostics after the edit instead): docs/loop.md §9.7.
-    syntax_guard: bool = False
+    # A small model (docs/loop.md §9.7): an edit that would leave a parsable .py file unparsable is refused, and
+    # so is a write_file that looks like a fragment, however often it is sent.
+    small_model: bool = False
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

@@ -22,7 +22,7 @@ from agentls.agent.fileio import (
 )
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
 from agentls.agent.safe_write import UnsafeTarget, lock_for
-from agentls.agent.tools import matching, overwrite
+from agentls.agent.tools import advice, matching, overwrite
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
 from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
 
@@ -217,12 +217,15 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     rel = display(ctx.root, path)
     may_change(ctx, path, old, "overwrite", _shown(rel))
     merged = overwrite.merge(old, content)  # keeps what the model did not mean to change (docs/loop.md §9.7)
+    if merged.fragment and ctx.small_model:  # never "confirmed": a small model repeats its call
+        anchor = advice.anchor_choice(old, content)
+        raise ToolFailure(merged.fragment + (f" {anchor}" if anchor else ""))
     if merged.fragment and ctx.reads is not None and not ctx.reads.confirmed(path, content):
         ctx.reads.ask_confirmation(path, content)
-        raise ToolFailure(merged.fragment)
+        raise ToolFailure(merged.fragment + overwrite.AGAIN)
     if merged.text == old:
         raise ToolFailure(f"{rel} already has this content; nothing changed")
-    broken = breaks_python(path, old, merged.text) if ctx.syntax_guard else None
+    broken = breaks_python(path, old, merged.text) if ctx.small_model else None
     if broken:
         raise ToolFailure(f"this write was not made: it would break the Python syntax of {rel} ({broken})")
     out = await _write(ctx, path, old, merged.text, "Wrote")
@@ -259,8 +262,10 @@ def _replace(text: str, old_string: str, new_string: str, replace_all: bool, rel
     if count > 1 and not replace_all:
         lines = [str(matching.line_of(text, span.start)) for span in found.spans[:20]]
         how = f" ({found.how})" if found.how else ""
+        choices = advice.unique_choices(text, found.spans)
         raise ToolFailure(f"'old_string' appears {count} times in {rel}{how} (at lines {', '.join(lines)}); include "
-                          "more surrounding lines to make it unique, or set replace_all to true")
+                          "more surrounding lines to make it unique, or set replace_all to true"
+                          + (f".\n{choices}" if choices else ""))
     new_text = matching.apply(text, found.spans)
     if new_text == text:
         raise ToolFailure(f"the text found in {rel} already reads like new_string; nothing changed")
@@ -280,19 +285,23 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if old_string == "":
         raise ToolFailure("'old_string' is empty: put the exact text to replace in it (to create a new file, "
                           "use write_file)")
+    replace_all = bool(args.get("replace_all"))
+    exact = text.count(old_string)
+    # Read first: a model that has not seen the file gets it with the refusal, whatever else is wrong.
+    may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
     echo = matching.placeholder_echo(old_string, new_string)
     if echo:
         raise ToolFailure(echo)
     if old_string == new_string:
-        raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change")
-    replace_all = bool(args.get("replace_all"))
-    exact = text.count(old_string)
-    may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
+        raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change. new_string must be the "
+                          "text of old_string with the change made")
     new_text, found = _replace(text, old_string, new_string, replace_all, rel)
-    broken = breaks_python(path, text, new_text) if ctx.syntax_guard else None
+    broken = breaks_python(path, text, new_text) if ctx.small_model else None
     if broken:
+        choices = advice.syntax_choices(text, old_string, new_string, found.spans)
         raise ToolFailure(f"this edit was not made: it would break the Python syntax of {rel} ({broken}). "
-                          "new_string replaces old_string as a whole: include everything that must remain")
+                          "new_string replaces old_string as a whole: include everything that must remain."
+                          + (f"\n{choices}" if choices else ""))
     last: list[tuple[str, matching.Found]] = [(text, found)]  # the text the edit was applied to, and how
 
     def redo(current: str) -> str:

@@ -10,7 +10,7 @@ quote styles or send only the lines they added. The rules, in order:
 3. **Dropped content.** A write that looks like a fragment (it would remove at least 2 non-blank lines
    and more than half of them, and is less than half as long) is refused once, with the lines it
    would remove; the model should send the whole file or use ``edit_file``. The same write sent again
-   unchanged goes through.
+   unchanged goes through, except from a small model (``ToolContext.small_model``), which repeats itself.
 
 The result of every overwrite shows its diff.
 """
@@ -82,8 +82,9 @@ def _fragment(old_lines: list[str], new_lines: list[str]) -> str | None:
     first, last = lost[0][0], lost[-1][0]
     return (f"this write_file would delete {len(lost)} of the file's {before} non-blank lines (between lines "
             f"{first} and {last}): write_file replaces the WHOLE file. To add or change a few lines, use edit_file "
-            "(old_string: lines from the file, new_string: those lines as they should be). To replace the file "
-            "with exactly this content anyway, send the same write_file call again.")
+            "(old_string: lines from the file, new_string: those lines as they should be).")
+
+AGAIN = " To replace the file with exactly this content anyway, send the same write_file call again."
 
 
 def unified(old: str, new: str, rel: str) -> str:

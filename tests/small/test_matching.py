@@ -145,3 +145,46 @@ async def test_other_models_may_pass_through_broken_python(make_agent: AgentFact
     result = await make_agent().run_conversation("start a function")
     assert results(result)[1].startswith("Edited config.py")
     assert (workspace / "config.py").read_text() == "def f(:\n"
+
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a + b\n"
+
+
+async def test_an_ambiguous_edit_offers_each_place_as_a_unique_old_string(make_agent: AgentFactory,
+                                                                          srv: ScriptedServer,
+                                                                          workspace: Path) -> None:
+    """Told "include more surrounding lines", a small model sends the same call; given the exact text of each
+    place, it copies the one it means."""
+    (workspace / "calc.py").write_text(CALC)
+    srv.push(tools(call("read_file", {"path": "calc.py"})),
+             tools(call("edit_file", {"path": "calc.py", "old_string": "return a + b", "new_string": "return a - b"})),
+             text("?"))
+    out = results(await make_agent().run_conversation("fix sub"))[1]
+    assert out.startswith("error: 'old_string' appears 2 times in calc.py (at lines 2, 6)")
+    assert '- line 2: old_string "def add(a, b):\\n    return a + b"' in out
+    assert '- line 6: old_string "def sub(a, b):\\n    return a + b"' in out
+
+
+async def test_setting_a_constant_by_its_name_alone_is_refused_with_the_edit_to_send(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / "config.py").write_text('NAME = "x"\nTIMEOUT = 10\n')
+    srv.push(tools(call("read_file", {"path": "config.py"})),
+             tools(call("edit_file", {"path": "config.py", "old_string": "TIMEOUT", "new_string": "30"})),
+             tools(call("edit_file", {"path": "config.py", "old_string": "TIMEOUT = 10",
+                                      "new_string": "TIMEOUT = 30"})), text("done"))
+    result = await make_agent(small_model=True).run_conversation("set TIMEOUT to 30")
+    refused, landed = results(result)[1:]
+    assert 'Line 2 now reads "TIMEOUT = 10"; this edit would make it "30 = 10".' in refused
+    assert 'To set TIMEOUT to 30, send old_string "TIMEOUT = 10" and new_string "TIMEOUT = 30".' in refused
+    assert landed.startswith("Edited config.py") and not result.failed_edits
+
+
+async def test_an_unread_file_is_shown_before_any_other_complaint(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                  workspace: Path) -> None:
+    """The evaluation's bug-fix case: old_string equal to new_string on a file the model never read. It gets the
+    file (and a read) first, not only "nothing to change"."""
+    srv.push(tools(call("edit_file", {"path": "greet.py", "old_string": "greet", "new_string": "greet"})),
+             text("?"))
+    (out,) = results(await make_agent().run_conversation("fix greet"))
+    assert out.startswith("error: this edit was not made: read greet.py with read_file before you edit it")
+    assert '     5\t    return "Hello, " + name + "!"' in out

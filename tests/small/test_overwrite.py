@@ -131,3 +131,23 @@ async def test_json_mode_after_a_read_first_refusal_the_model_must_act(make_agen
              for r in srv.requests]
     assert "final_answer" not in names[1] and "final_answer" in names[2]
     assert (workspace / "greet.py").read_text() == GREET.replace("Hello", "Hi") and result.completed
+
+
+async def test_a_small_model_never_gets_a_fragment_through_and_is_told_how_to_edit(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    """The evaluation's docstring case: the 1.5B model sent ``def greet`` and one line three times; the third
+    copy used to count as a confirmation and wipe the file."""
+    fragment = {"path": "greet.py", "content": "def greet(name):\n    return f'Hello, {name}!'"}
+    srv.push(tools(call("read_file", {"path": "greet.py"})), *(tools(call("write_file", fragment)) for _ in range(2)),
+             tools(call("edit_file", {"path": "greet.py", "old_string": "def greet(name):",
+                                      "new_string": 'def greet(name):\n    """Greet name."""'})), text("done"))
+    result = await make_agent(small_model=True).run_conversation("Add a docstring to greet")
+    first, second, edit = results(result)[1:]
+    for refused in (first, second):
+        assert refused.startswith("error: this write_file would delete")
+        assert "send the same write_file call again" not in refused
+        assert 'call edit_file with old_string "def greet(name):"' in refused
+    assert edit.startswith("Edited greet.py")
+    assert (workspace / "greet.py").read_text() == GREET.replace(
+        "def greet(name):\n", 'def greet(name):\n    """Greet name."""\n')
+    assert [c.path for c in result.files_changed] == ["greet.py"] and not result.failed_edits
