@@ -54,6 +54,7 @@ class Prompt:
     tools: Sequence[ToolSchema] = ()
     tool_choice: str | None = None  # "none", "required" or None (the provider's default)
     paths: Sequence[str] | None = None  # tool_mode json: the workspace's files, for the grammar (never text)
+    temperature: float | None = None  # this call's own (a resample); None: the configured one
 
 
 @dataclass
@@ -95,7 +96,8 @@ class ModelCaller:
             p = prompt()
             request = ProviderRequest(model=model, system=p.system, messages=p.messages, tools=p.tools,
                                       stream=options.stream, max_tokens=options.max_tokens,
-                                      temperature=options.temperature, cache=self.wire_cache, purpose=purpose,
+                                      temperature=options.temperature if p.temperature is None else p.temperature,
+                                      cache=self.wire_cache, purpose=purpose,
                                       tool_choice=p.tool_choice, paths=p.paths)
             state.api_calls += 1
             try:

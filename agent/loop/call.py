@@ -13,14 +13,15 @@ from agentls.agent.types import Message
 
 
 async def call_model(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user: str | None = None,
-                     extra_messages: list[Message] | None = None, purpose: str = "turn") -> ProviderResponse:
+                     extra_messages: list[Message] | None = None, purpose: str = "turn",
+                     temperature: float | None = None) -> ProviderResponse:
     """One logical model call (retries, compression on overflow and fallbacks happen inside). Raises
     ``Interrupted`` or ``ModelFailed``."""
     paths = await parts.views.grammar_paths() if tools else None
 
     def build() -> Prompt:
         return request.prompt(parts, turn, tools=tools, extra_user=extra_user, extra_messages=extra_messages,
-                              paths=paths)
+                              paths=paths, temperature=temperature)
 
     overflow = parts.compactor.compress_for_overflow if purpose == "turn" else None
     response: ProviderResponse | None = None

@@ -39,25 +39,39 @@ def view(messages: list[Message], turn: TurnState, extra_user: str | None = None
 
 def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
     """"none" once the loop guard stopped tools; "required" (tool_mode json only) right after a change refused
-    for want of a read (the refusal showed the file) or for breaking Python syntax: a small model otherwise
-    gives up, or claims the change, instead of sending a better one."""
+    for want of a read (the refusal showed the file) or for breaking Python syntax, and for a small model
+    after any failed edit (up to ``EDIT_RETRIES`` in a turn): it otherwise gives up, or claims the change,
+    instead of sending a better one."""
     if not tools:
         return None
     if turn.outcome.tools_stopped:
         return "none"
     messages = parts.conversation.messages
     last = messages[-1] if messages else None
-    if parts.views.json_mode and last is not None and last.get("role") == "tool" \
-            and str(last.get("content", "")).startswith(READ_FIRST):
+    if not parts.views.json_mode or last is None or last.get("role") != "tool":
+        return None
+    if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
+    if parts.views.small_model and _failed_edit(last) and \
+            sum(1 for m in messages[turn.user_index:] if _failed_edit(m)) <= EDIT_RETRIES:
+        return "required"  # a small model gives up, or claims the change, right after a failed edit
     return None
 
 
+EDIT_RETRIES = 3  # failed edits in a turn after which a small model may answer instead of trying again
+
+
+def _failed_edit(message: Message) -> bool:
+    return message.get("role") == "tool" and message.get("name") in ("edit_file", "write_file") \
+        and bool((message.get("meta") or {}).get("error"))
+
+
 def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user: str | None = None,
-           extra_messages: list[Message] | None = None, paths: list[str] | None = None) -> Prompt:
+           extra_messages: list[Message] | None = None, paths: list[str] | None = None,
+           temperature: float | None = None) -> Prompt:
     conversation = parts.conversation
     return Prompt(system=conversation.system_prompt or "",
                   messages=conversation.call_ids.for_provider(
                       view(conversation.messages, turn, extra_user, extra_messages), conversation.messages),
                   tools=parts.views.schemas() if tools else (), tool_choice=tool_choice(parts, turn, tools),
-                  paths=paths)
+                  paths=paths, temperature=temperature)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 
+from agentls.agent.loop import resample
 from agentls.agent.loop.call import call_model
 from agentls.agent.loop.dispatch import announce, run_calls
 from agentls.agent.loop.exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import PreparedCall, prepare_calls
+from agentls.agent.loop.preread import preread
 from agentls.agent.loop.state import TurnState
 from agentls.agent.providers.errors import ProviderError
 from agentls.agent.result import ExitReason
@@ -68,6 +70,7 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
     messages = conversation.messages  # the same list for the session's life (replaced in place)
     extra_user: str | None = None
     partial: str | None = None  # text of a reply cut off by the output limit, being continued
+    await preread(parts, turn)  # a small model first gets the files its request names (agent/loop/preread.py)
     while True:
         if control.interrupt_requested:
             raise Interrupted()
@@ -83,6 +86,11 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         if partial is not None:
             extra_messages = [{"role": "assistant", "content": partial}]
         response = await call_model(parts, turn, extra_user=extra_user, extra_messages=extra_messages)
+        for _ in range(resample.MAX_RESAMPLES if parts.views.small_model else 0):
+            if not resample.repeats_failure(messages, response.message):
+                break
+            response = await call_model(parts, turn, extra_user=extra_user, extra_messages=extra_messages,
+                                        temperature=resample.TEMPERATURE)  # agent/loop/resample.py
         extra_user = None
         message = response.message
         calls = message.get("tool_calls") or []

@@ -13,6 +13,7 @@ import re
 from agentls.agent.tools.matching import Span, line_of
 
 MAX_CHOICES = 6
+DONE = "[This change is made. If it was all the user asked for, stop calling tools and answer: say what you changed.]"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -78,5 +79,30 @@ def anchor_choice(old: str, new: str) -> str | None:
             anchor = existing[line.strip()]
             if old.count(anchor) == 1:
                 return (f"To add lines after {_quoted(anchor)}, call edit_file with old_string {_quoted(anchor)} and "
-                        "new_string set to that same line followed by the new lines.")
+                        f"new_string {_quoted(anchor + chr(10))} followed by the lines the user asked for.")
     return None
+
+
+def block_choice(text: str, old: str) -> str | None:
+    """For an old_string that names something (``sub``) rather than quoting the text to change: the block where
+    it first stands (its line and the more indented lines under it, at most ``MAX_BLOCK`` lines), to copy."""
+    at = text.find(old) if old.strip() else -1
+    if at < 0:
+        return None
+    first, last = _line_bounds(text, at, at + len(old))
+    head = text[first:last]
+    indent = len(head) - len(head.lstrip())
+    lines = [head]
+    rest = text[last + 1:].split("\n") if last < len(text) else []
+    for line in rest[: MAX_BLOCK - 1]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        lines.append(line)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    block = "\n".join(lines)
+    return (f"{_quoted(old)} is at line {line_of(text, at)}. To change that part, copy it as old_string, "
+            f"{_quoted(block)}, and send the same text with your change as new_string.")
+
+
+MAX_BLOCK = 8

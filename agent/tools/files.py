@@ -190,6 +190,8 @@ async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: 
     text = f"{verb} {rel} ({summary}{extra})"
     if base is not None:
         text += "\n" + overwrite.unified(base, content, rel)
+    if ctx.small_model:  # it otherwise goes on "improving" a finished change
+        text += "\n" + advice.DONE
     return ToolOutput(text, content=[diff], locations=[events.location(str(path))])
 
 
@@ -216,7 +218,7 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         return with_note(await _write(ctx, path, old, content, "Created"), note)
     rel = display(ctx.root, path)
     may_change(ctx, path, old, "overwrite", _shown(rel))
-    merged = overwrite.merge(old, content)  # keeps what the model did not mean to change (docs/loop.md §9.7)
+    merged = overwrite.merge(old, content, small_model=ctx.small_model)  # keeps what the model did not mean to change (docs/loop.md §9.7)
     if merged.fragment and ctx.small_model:  # never "confirmed": a small model repeats its call
         anchor = advice.anchor_choice(old, content)
         raise ToolFailure(merged.fragment + (f" {anchor}" if anchor else ""))
@@ -293,8 +295,9 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     if echo:
         raise ToolFailure(echo)
     if old_string == new_string:
+        block = advice.block_choice(text, old_string)
         raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change. new_string must be the "
-                          "text of old_string with the change made")
+                          "text of old_string with the change made." + (f"\n{block}" if block else ""))
     new_text, found = _replace(text, old_string, new_string, replace_all, rel)
     broken = breaks_python(path, text, new_text) if ctx.small_model else None
     if broken:

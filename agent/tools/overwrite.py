@@ -11,6 +11,9 @@ quote styles or send only the lines they added. The rules, in order:
    and more than half of them, and is less than half as long) is refused once, with the lines it
    would remove; the model should send the whole file or use ``edit_file``. The same write sent again
    unchanged goes through, except from a small model (``ToolContext.small_model``), which repeats itself.
+   A small model's overwrite is also refused when it would drop ``SMALL_MODEL_LOST`` non-blank lines or
+   more, whatever the file's size: it rewrites whole files from memory, and junk it added earlier must
+   not make a later cut look small.
 
 The result of every overwrite shows its diff.
 """
@@ -40,7 +43,7 @@ def _nonblank(lines: list[str]) -> int:
     return sum(1 for line in lines if line.strip())
 
 
-def merge(old: str, new: str) -> Merged:
+def merge(old: str, new: str, *, small_model: bool = False) -> Merged:
     crlf = "\r\n" in old and "\r\n" not in new
     body = new.replace("\r\n", "\n")
     old_lines = old.replace("\r\n", "\n").split("\n")
@@ -70,14 +73,18 @@ def merge(old: str, new: str) -> Merged:
         text = text[:-1]
     if crlf:
         text = text.replace("\n", "\r\n")
-    return Merged(text, notes, _fragment(old_lines, new_lines))
+    return Merged(text, notes, _fragment(old_lines, new_lines, small_model))
 
 
-def _fragment(old_lines: list[str], new_lines: list[str]) -> str | None:
+SMALL_MODEL_LOST = 3  # non-blank lines a small model's overwrite may not drop (it should use edit_file)
+
+
+def _fragment(old_lines: list[str], new_lines: list[str], small_model: bool) -> str | None:
     kept = {x.strip() for x in new_lines if x.strip()}
     lost = [(n, x) for n, x in enumerate(old_lines, start=1) if x.strip() and x.strip() not in kept]
     before, after = _nonblank(old_lines), _nonblank(new_lines)
-    if len(lost) < 2 or 2 * len(lost) <= before or 2 * after >= before:
+    looks_cut = len(lost) >= 2 and 2 * len(lost) > before and 2 * after < before
+    if not looks_cut and not (small_model and len(lost) >= SMALL_MODEL_LOST):
         return None
     first, last = lost[0][0], lost[-1][0]
     return (f"this write_file would delete {len(lost)} of the file's {before} non-blank lines (between lines "

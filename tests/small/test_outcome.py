@@ -195,3 +195,54 @@ def test_readme_documents_every_exit_code() -> None:
     documented = {int(m) for m in re.findall(r"^\| (\d+) \| ", readme, re.MULTILINE)}
     codes = {v for k, v in vars(run_module).items() if k.startswith("EXIT_")}
     assert documented == codes
+
+
+async def test_a_small_model_repeating_a_failed_call_is_asked_again_sampling(make_agent: AgentFactory,
+                                                                              srv: ScriptedServer,
+                                                                              workspace: Path) -> None:
+    """agent/loop/resample.py: the repeat never runs; the resampled reply does; only it is in the transcript."""
+    bad = {"path": "greet.py", "old_string": "Hola", "new_string": "Hi"}
+    good = {"path": "greet.py", "old_string": "Hello", "new_string": "Hi"}
+    srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", bad)),
+             tools(call("edit_file", bad)), tools(call("edit_file", good)), text("done"))
+    result = await make_agent(small_model=True, temperature=0.0).run_conversation("Hello to Hi")
+    assert [c.get("function", {}).get("name") for m in result.messages for c in m.get("tool_calls") or []] == \
+        ["read_file", "edit_file", "edit_file"]  # the repeat was not kept
+    assert results(result)[-1].startswith("Edited greet.py")
+    temperatures = [r.body.get("temperature") for r in srv.requests]
+    assert temperatures == [0.0, 0.0, 0.0, 0.7, 0.0]  # the resample alone samples
+    assert result.api_calls == 5 and not result.failed_edits
+
+
+async def test_other_models_repeat_as_they_like(make_agent: AgentFactory, srv: ScriptedServer,
+                                                workspace: Path) -> None:
+    bad = {"path": "greet.py", "old_string": "Hola", "new_string": "Hi"}
+    srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", bad)),
+             tools(call("edit_file", bad)), text("I could not"))
+    result = await make_agent(temperature=0.0).run_conversation("Hello to Hi")
+    assert len(results(result)) == 3 and all(r.body.get("temperature") == 0.0 for r in srv.requests)
+
+
+async def test_a_small_model_starts_with_the_files_its_request_names(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                      workspace: Path) -> None:
+    """agent/loop/preread.py: greet.py (by name) and util.py (by a file name only one file has) are read by the
+    agent before the model's first step; the edit then needs no read of its own."""
+    srv.push(tools(call("edit_file", {"path": "greet.py", "old_string": "Hello", "new_string": "Hi"})), text("done"))
+    result = await make_agent(small_model=True).run_conversation(
+        "In greet.py, change Hello to Hi (util.py and missing.py stay as they are).")
+    first = srv.requests[0].messages
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "tool", "tool"]
+    assert [json.loads(c["function"]["arguments"]) for c in first[2]["tool_calls"]] == [
+        {"path": "greet.py"}, {"path": "src/pkg/util.py"}]
+    assert '     5\t    return "Hello, " + name + "!"' in first[3]["content"]
+    assert results(result)[-1].startswith("Edited greet.py")
+    stored = next(m for m in result.messages if m.get("role") == "assistant")
+    assert stored.get("meta", {}).get("preread") is True
+
+
+async def test_other_models_and_requests_naming_no_file_start_with_the_model(make_agent: AgentFactory,
+                                                                              srv: ScriptedServer) -> None:
+    srv.push(text("hi"), text("hello"))
+    await make_agent().run_conversation("What does greet.py do?")
+    await make_agent(small_model=True).run_conversation("What does this project do?")
+    assert [[m["role"] for m in r.messages] for r in srv.requests] == [["system", "user"], ["system", "user"]]

@@ -137,8 +137,9 @@ async def test_a_small_model_never_gets_a_fragment_through_and_is_told_how_to_ed
         make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
     """The evaluation's docstring case: the 1.5B model sent ``def greet`` and one line three times; the third
     copy used to count as a confirmation and wipe the file."""
-    fragment = {"path": "greet.py", "content": "def greet(name):\n    return f'Hello, {name}!'"}
-    srv.push(tools(call("read_file", {"path": "greet.py"})), *(tools(call("write_file", fragment)) for _ in range(2)),
+    fragments = [{"path": "greet.py", "content": f"def greet(name):\n    return f'Hello, {{name}}{end}'"}
+                 for end in ("!", "!!")]  # not identical: an identical repeat is resampled (agent/loop/resample.py)
+    srv.push(tools(call("read_file", {"path": "greet.py"})), *(tools(call("write_file", f)) for f in fragments),
              tools(call("edit_file", {"path": "greet.py", "old_string": "def greet(name):",
                                       "new_string": 'def greet(name):\n    """Greet name."""'})), text("done"))
     result = await make_agent(small_model=True).run_conversation("Add a docstring to greet")
@@ -146,8 +147,28 @@ async def test_a_small_model_never_gets_a_fragment_through_and_is_told_how_to_ed
     for refused in (first, second):
         assert refused.startswith("error: this write_file would delete")
         assert "send the same write_file call again" not in refused
-        assert 'call edit_file with old_string "def greet(name):"' in refused
+        assert 'call edit_file with old_string "def greet(name):" and new_string "def greet(name):\\n" followed by' \
+            in refused
     assert edit.startswith("Edited greet.py")
     assert (workspace / "greet.py").read_text() == GREET.replace(
         "def greet(name):\n", 'def greet(name):\n    """Greet name."""\n')
     assert [c.path for c in result.files_changed] == ["greet.py"] and not result.failed_edits
+
+
+def test_a_small_models_overwrite_may_not_drop_three_lines_however_big_the_file() -> None:
+    """The evaluation's bug-fix run: junk lines the model had added made a later cut of 7 lines look small."""
+    old = "".join(f"line {i}\n" for i in range(7)) + "# junk\n" * 7
+    new = "line 0\nline 1\n# junk\n"
+    assert overwrite.merge(old, new).fragment is None  # 5 of 14 distinct-or-not lines: not "most of the file"
+    assert overwrite.merge(old, new, small_model=True).fragment is not None
+    assert overwrite.merge(old, old.replace("line 3", "line three"), small_model=True).fragment is None
+
+
+async def test_a_small_models_landed_edit_says_to_stop_when_done(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                 workspace: Path) -> None:
+    srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", EDIT)), text("done"))
+    out = results(await make_agent(small_model=True).run_conversation("Hello to Hi"))[-1]
+    assert out.startswith("Edited greet.py") and out.endswith("stop calling tools and answer: say what you changed.]")
+    srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", EDIT | {"new_string": "Hey"})),
+             text("done"))
+    assert "stop calling tools" not in results(await make_agent().run_conversation("Hi to Hey"))[-1]

@@ -1,0 +1,65 @@
+"""A small model gets the files its request names before its first step.
+
+Asked to change ``greet.py``, a 1.5B model edits at once, with an ``old_string`` it made up from what such
+a file usually holds; told to read first, it often cannot recover. So for ``small_model`` the turn opens
+with the agent's own ``read_file`` round for the workspace files the user's message names (by path, or by a
+file name only one file has; at most ``MAX_FILES``). It runs like any tool round (the editor shows the
+reads, the read-before-overwrite rule counts them, the transcript keeps them) and is marked
+``meta.preread``. A question about a file can then be answered in one step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import PurePosixPath
+
+import anyio.to_thread
+
+from agentls.agent.local.prompt import listed_files
+from agentls.agent.loop.dispatch import announce, run_calls
+from agentls.agent.loop.parts import TurnParts
+from agentls.agent.loop.prepare import prepare_calls
+from agentls.agent.loop.state import TurnState
+from agentls.agent.types import Message, text_of
+
+MAX_FILES = 3
+_TOKEN = re.compile(r"[\w][\w./-]*\.[A-Za-z0-9]+")
+
+
+def named_files(text: str, files: list[str]) -> list[str]:
+    """The files of ``files`` that ``text`` names, in the order it names them."""
+    by_name: dict[str, list[str]] = {}
+    for f in files:
+        by_name.setdefault(PurePosixPath(f).name, []).append(f)
+    listed = set(files)
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        token = token.rstrip(".").removeprefix("./")
+        hit = token if token in listed else (by_name[token][0] if len(by_name.get(token, ())) == 1 else None)
+        if hit and hit not in out:
+            out.append(hit)
+            if len(out) == MAX_FILES:
+                break
+    return out
+
+
+async def preread(parts: TurnParts, turn: TurnState) -> None:
+    conversation = parts.conversation
+    messages = conversation.messages
+    if not parts.views.small_model or "read_file" not in parts.registry.names or turn.user_index >= len(messages):
+        return
+    text = text_of(messages[turn.user_index])
+    if not _TOKEN.search(text):
+        return
+    files = named_files(text, await anyio.to_thread.run_sync(listed_files, conversation.root))
+    if not files:
+        return
+    calls = [{"id": f"preread_{i}", "type": "function",
+              "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]
+    message: Message = conversation.call_ids.assign(
+        {"role": "assistant", "content": "", "tool_calls": calls, "meta": {"preread": True}}, messages)
+    prepared = prepare_calls(message.get("tool_calls") or [], parts.registry, truncated=False)
+    messages.append({**message, "tool_calls": [p.call for p in prepared]})
+    named = await announce(parts, prepared)
+    await run_calls(parts, turn, prepared, named)
