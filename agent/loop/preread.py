@@ -6,6 +6,10 @@ with the agent's own ``read_file`` round for the workspace files the user's mess
 file name only one file has; at most ``MAX_FILES``). It runs like any tool round (the editor shows the
 reads, the read-before-overwrite rule counts them, the transcript keeps them) and is marked
 ``meta.preread``. A question about a file can then be answered in one step.
+
+Not when the request asks to run something (``run``, ``execute``...): with the file in front of it, a small
+model asked to run ``python greet.py Bob`` answers with the output it predicts instead of running it (and
+a refused command then goes unnoticed).
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ from agentls.agent.loop.dispatch import announce, run_calls
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import prepare_calls
 from agentls.agent.loop.state import TurnState
-from agentls.agent.types import Message, text_of
+from agentls.agent.types import Message, ToolCall, text_of
 
 MAX_FILES = 3
 _TOKEN = re.compile(r"[\w][\w./-]*\.[A-Za-z0-9]+")
+_RUN = re.compile(r"\b(run|runs|execute|launch|start|test|tests)\b", re.IGNORECASE)
 
 
 def named_files(text: str, files: list[str]) -> list[str]:
@@ -50,12 +55,12 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     if not parts.views.small_model or "read_file" not in parts.registry.names or turn.user_index >= len(messages):
         return
     text = text_of(messages[turn.user_index])
-    if not _TOKEN.search(text):
+    if not _TOKEN.search(text) or _RUN.search(text):
         return
     files = named_files(text, await anyio.to_thread.run_sync(listed_files, conversation.root))
     if not files:
         return
-    calls = [{"id": f"preread_{i}", "type": "function",
+    calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",
               "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]
     message: Message = conversation.call_ids.assign(
         {"role": "assistant", "content": "", "tool_calls": calls, "meta": {"preread": True}}, messages)

@@ -12,15 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentls.agent.types import Message
+from agentls.agent.types import Message, ToolCall
 
 TEMPERATURE = 0.7
 MAX_RESAMPLES = 2
 
 
-def _key(call: dict[str, Any]) -> tuple[str, str] | None:
+def _key(call: ToolCall) -> tuple[str, str] | None:
     fn = call.get("function") or {}
-    raw = fn.get("arguments")
+    raw: Any = fn.get("arguments")
     try:
         args = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
@@ -48,4 +48,5 @@ def failed_calls(messages: list[Message]) -> set[tuple[str, str]]:
 
 def repeats_failure(messages: list[Message], reply: Message) -> bool:
     failed = failed_calls(messages)
-    return bool(failed) and any(_key(c) in failed for c in reply.get("tool_calls") or [])
+    keys = [_key(c) for c in reply.get("tool_calls") or []]
+    return bool(failed) and any(k is not None and k in failed for k in keys)

@@ -13,7 +13,8 @@ import re
 from agentls.agent.tools.matching import Span, line_of
 
 MAX_CHOICES = 6
-DONE = "[This change is made. If it was all the user asked for, stop calling tools and answer: say what you changed.]"
+DONE = ("[This change is made: do not make it again. If the user asked for more, make the next change; "
+        "otherwise stop calling tools and answer: say what you changed.]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

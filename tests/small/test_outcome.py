@@ -245,4 +245,6 @@ async def test_other_models_and_requests_naming_no_file_start_with_the_model(mak
     srv.push(text("hi"), text("hello"))
     await make_agent().run_conversation("What does greet.py do?")
     await make_agent(small_model=True).run_conversation("What does this project do?")
-    assert [[m["role"] for m in r.messages] for r in srv.requests] == [["system", "user"], ["system", "user"]]
+    srv.push(text("I ran it"))  # asked to run it: the model must run it, not predict it from the file
+    await make_agent(small_model=True).run_conversation("Run python greet.py Bob and tell me what it prints")
+    assert [[m["role"] for m in r.messages] for r in srv.requests] == [["system", "user"]] * 3

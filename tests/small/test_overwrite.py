@@ -168,7 +168,7 @@ async def test_a_small_models_landed_edit_says_to_stop_when_done(make_agent: Age
                                                                  workspace: Path) -> None:
     srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", EDIT)), text("done"))
     out = results(await make_agent(small_model=True).run_conversation("Hello to Hi"))[-1]
-    assert out.startswith("Edited greet.py") and out.endswith("stop calling tools and answer: say what you changed.]")
+    assert out.startswith("Edited greet.py") and out.endswith("otherwise stop calling tools and answer: say what you changed.]")
     srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", EDIT | {"new_string": "Hey"})),
              text("done"))
     assert "stop calling tools" not in results(await make_agent().run_conversation("Hi to Hey"))[-1]
