@@ -71,19 +71,6 @@ def syntax_choices(text: str, old: str, new: str, spans: tuple[Span, ...]) -> st
     return out
 
 
-def anchor_choice(old: str, new: str) -> str | None:
-    """For a write_file that would drop most of a file: how to make the change with edit_file instead, anchored
-    on the first line of the model's content that the file already has."""
-    existing = {line.strip(): line for line in old.split("\n") if line.strip()}
-    for line in new.split("\n"):
-        if line.strip() in existing:
-            anchor = existing[line.strip()]
-            if old.count(anchor) == 1:
-                return (f"To add lines after {_quoted(anchor)}, call edit_file with old_string {_quoted(anchor)} and "
-                        f"new_string {_quoted(anchor + chr(10))} followed by the lines the user asked for.")
-    return None
-
-
 def block_choice(text: str, old: str) -> str | None:
     """For an old_string that names something (``sub``) rather than quoting the text to change: the block where
     it first stands (its line and the more indented lines under it, at most ``MAX_BLOCK`` lines), to copy."""
@@ -107,3 +94,50 @@ def block_choice(text: str, old: str) -> str | None:
 
 
 MAX_BLOCK = 8
+
+
+MAX_REGION = 30  # lines of a suggested edit_file call
+_IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+
+def region_choice(old: str, new: str) -> str | None:
+    """For a write_file that sent part of a file: the edit_file call that puts that part in place. The part
+    replaces the lines of the file from the first to the last of its lines the file already has; a part
+    that shares no line with the file goes after the file's last line."""
+    old_lines, new_body = old.split("\n"), new.strip("\n")
+    new_lines = new_body.split("\n")
+    if not new_body.strip() or len(new_lines) > MAX_REGION:
+        return None
+    where = {line.strip(): n for n, line in reversed(list(enumerate(old_lines))) if line.strip()}
+    hits = [(k, where[line.strip()]) for k, line in enumerate(new_lines) if line.strip() in where]
+    if hits and hits[-1][1] - hits[0][1] < MAX_REGION:
+        # Lines sent before the first known one and after the last replace as many lines of the file there.
+        start = max(0, hits[0][1] - hits[0][0])
+        end = min(len(old_lines) - 1, hits[-1][1] + (len(new_lines) - 1 - hits[-1][0]))
+        while end > start and not old_lines[end].strip():
+            end -= 1
+        region = "\n".join(old_lines[start: end + 1])
+        if region == new_body or old.count(region) != 1:
+            return None
+        return (f"To put these lines in place instead, call edit_file with old_string {_quoted(region)} and "
+                f"new_string {_quoted(new_body)}.")
+    last = next((line for line in reversed(old_lines) if line.strip()), None)
+    if last is None or old.count(last) != 1:
+        return None
+    return (f"To add these lines at the end of the file instead, call edit_file with old_string {_quoted(last)} "
+            f"and new_string {_quoted(last + chr(10) + new_body)}.")
+
+
+def still_used(old_string: str, new_string: str, text: str) -> str | None:
+    """After an edit that renamed something (a name in old_string that new_string no longer has): where the
+    old name is still used in the file, so the model can finish the rename."""
+    gone = set(_IDENT.findall(old_string)) - set(_IDENT.findall(new_string))
+    notes = []
+    for name in sorted(gone):
+        lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1)
+                 if re.search(rf"\b{re.escape(name)}\b", line)]
+        if lines:
+            shown = "; ".join(f"line {n}: {_quoted(line.strip())}" for n, line in lines[:5])
+            notes.append(f"{_quoted(name)} is still used at {shown}")
+    return ("[" + "; ".join(notes) + ". If the user asked to rename it everywhere, change those too.]") if notes \
+        else None

@@ -220,8 +220,8 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     may_change(ctx, path, old, "overwrite", _shown(rel))
     merged = overwrite.merge(old, content, small_model=ctx.small_model)  # keeps what the model did not mean to change (docs/loop.md §9.7)
     if merged.fragment and ctx.small_model:  # never "confirmed": a small model repeats its call
-        anchor = advice.anchor_choice(old, content)
-        raise ToolFailure(merged.fragment + (f" {anchor}" if anchor else ""))
+        choice = advice.region_choice(old, content)
+        raise ToolFailure(merged.fragment + (f" {choice}" if choice else ""))
     if merged.fragment and ctx.reads is not None and not ctx.reads.confirmed(path, content):
         ctx.reads.ask_confirmation(path, content)
         raise ToolFailure(merged.fragment + overwrite.AGAIN)
@@ -314,6 +314,10 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
 
     out = await _write(ctx, path, text, new_text, "Edited", redo)
     base, found = last[0]
+    if not out.is_error and ctx.small_model:
+        renamed = advice.still_used(old_string, new_string, matching.apply(base, found.spans))
+        if renamed:
+            out.text += "\n" + renamed
     if not out.is_error and len(found.spans) > 1:
         out.text += f" ({len(found.spans)} replacements)"
     if not out.is_error and found.how:

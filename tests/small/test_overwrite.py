@@ -147,8 +147,9 @@ async def test_a_small_model_never_gets_a_fragment_through_and_is_told_how_to_ed
     for refused in (first, second):
         assert refused.startswith("error: this write_file would delete")
         assert "send the same write_file call again" not in refused
-        assert 'call edit_file with old_string "def greet(name):" and new_string "def greet(name):\\n" followed by' \
-            in refused
+        # The edit that puts the sent lines in place, to copy (agent/tools/advice.py).
+        assert 'call edit_file with old_string "def greet(name):\\n    return \\"Hello, \\" + name + \\"!\\"" and ' \
+            'new_string "def greet(name):\\n    return f\'Hello, {name}!' in refused
     assert edit.startswith("Edited greet.py")
     assert (workspace / "greet.py").read_text() == GREET.replace(
         "def greet(name):\n", 'def greet(name):\n    """Greet name."""\n')
@@ -172,3 +173,31 @@ async def test_a_small_models_landed_edit_says_to_stop_when_done(make_agent: Age
     srv.push(tools(call("read_file", {"path": "greet.py"})), tools(call("edit_file", EDIT | {"new_string": "Hey"})),
              text("done"))
     assert "stop calling tools" not in results(await make_agent().run_conversation("Hi to Hey"))[-1]
+
+
+async def test_a_small_models_lone_new_line_is_offered_as_an_append(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                    workspace: Path) -> None:
+    """Asked to add a line at the end, the model sends only that line: the refusal names the edit that appends
+    it, and copying it lands the line."""
+    (workspace / "config.py").write_text('NAME = "x"\nTIMEOUT = 10\nRETRIES = 3\n')
+    append = {"path": "config.py", "old_string": "RETRIES = 3", "new_string": "RETRIES = 3\nRETRY_DELAY = 5"}
+    srv.push(tools(call("read_file", {"path": "config.py"})),
+             tools(call("write_file", {"path": "config.py", "content": "RETRY_DELAY = 5\n"})),
+             tools(call("edit_file", append)), text("done"))
+    result = await make_agent(small_model=True).run_conversation("Add RETRY_DELAY = 5 at the end of config.py")
+    refused, landed = results(result)[-2:]  # after the agent's own read of config.py and the model's
+    assert ('To add these lines at the end of the file instead, call edit_file with old_string "RETRIES = 3" and '
+            'new_string "RETRIES = 3\\nRETRY_DELAY = 5".') in refused
+    assert landed.startswith("Edited config.py")
+    assert (workspace / "config.py").read_text() == 'NAME = "x"\nTIMEOUT = 10\nRETRIES = 3\nRETRY_DELAY = 5\n'
+
+
+async def test_a_small_models_rename_is_told_where_the_old_name_is_still_used(make_agent: AgentFactory,
+                                                                              srv: ScriptedServer,
+                                                                              workspace: Path) -> None:
+    (workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    return add(0, 1)\n")
+    srv.push(tools(call("read_file", {"path": "calc.py"})),
+             tools(call("edit_file", {"path": "calc.py", "old_string": "def add(a, b):",
+                                      "new_string": "def plus(a, b):"})), text("done"))
+    out = results(await make_agent(small_model=True).run_conversation("rename add to plus"))[-1]
+    assert '["add" is still used at line 6: "return add(0, 1)". If the user asked to rename it everywhere' in out
