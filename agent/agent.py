@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from agentls.agent.sessions.store import SessionStore
 
 log = logging.getLogger("agentls.agent")
+LOCAL_MAX_TOKENS = 2048  # a small model that loops would otherwise write to the end of its context (minutes)
 
 
 class AIAgent:
@@ -76,10 +77,12 @@ class AIAgent:
             request_timeout=request_timeout, thinking_budget=thinking_budget, local_model_path=local_model_path,
             local_progress=local_progress),
             http_client)
-        # A small local model is far more reliable with tools when it does not sample.
+        # A small local model is far more reliable with tools when it does not sample, and is kept from
+        # writing until its context is full.
+        local = provider == "local"
         caller = ModelCaller(self._endpoints, updates, CallOptions(
-            stream=stream, max_tokens=max_tokens, aux_model=aux_model, max_retries=max_retries,
-            temperature=0.0 if temperature is None and provider == "local" else temperature,
+            stream=stream, max_tokens=LOCAL_MAX_TOKENS if max_tokens is None and local else max_tokens,
+            aux_model=aux_model, max_retries=max_retries, temperature=0.0 if temperature is None and local else temperature,
             retry_base_delay=retry_base_delay, retry_max_delay=retry_max_delay))
         conversation = Conversation(self.session_id, self.root, session_db, system_message=system_message,
                                     model=lambda: self._endpoints.model)

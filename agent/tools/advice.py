@@ -13,6 +13,9 @@ import re
 from agentls.agent.tools.matching import Span, line_of
 
 MAX_CHOICES = 6
+# What a small model echoes from its chat template instead of file content (Qwen's, ChatML's).
+TEMPLATE_MARKS = ("<tool_response>", "</tool_response>", "<tool_call>", "</tool_call>", "<|im_start|>",
+                  "<|im_end|>", "<|endoftext|>")
 DONE = ("[This change is made: do not make it again. If the user asked for more, make the next change; "
         "otherwise stop calling tools and answer: say what you changed.]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -62,8 +65,9 @@ def syntax_choices(text: str, old: str, new: str, spans: tuple[Span, ...]) -> st
     after = text[first:span.start] + new + text[span.end:last]
     out = f"Line {line_of(text, span.start)} now reads {_quoted(before)}; this edit would make it {_quoted(after)}."
     stripped = before.strip()
+    value = new.strip()
     if _NAME.fullmatch(old) and "\n" not in before and re.match(rf"\s*{re.escape(old)}\s*=[^=]", before) \
-            and "\n" not in new and new.strip() and stripped.startswith(old):
+            and value and "\n" not in value and "=" not in value and value != old and stripped.startswith(old):
         indent = before[: len(before) - len(before.lstrip())]
         target = f"{indent}{old} = {new.strip()}"
         out += (f" To set {old} to {new.strip()}, send old_string {_quoted(before)} and new_string "
@@ -98,6 +102,15 @@ MAX_BLOCK = 8
 
 MAX_REGION = 30  # lines of a suggested edit_file call
 _IDENT = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+
+
+def template_echo(text: str) -> str | None:
+    """The refusal for content that carries the model's chat-template tags (a small model's echo, not code)."""
+    mark = next((m for m in TEMPLATE_MARKS if m in text), None)
+    if mark is None:
+        return None
+    return (f"the content holds {mark!r}, a tag of the conversation's format, not text for the file; nothing "
+            "was written. Send the file's real text.")
 
 
 def region_choice(old: str, new: str) -> str | None:

@@ -212,6 +212,9 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolFailure("'content' must be a string")
+    echo = advice.template_echo(content) if ctx.small_model else None
+    if echo:
+        raise ToolFailure(echo)
     await disk_size(ctx, path)
     old = await read_current(ctx, path)
     if old is None:
@@ -291,7 +294,8 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     exact = text.count(old_string)
     # Read first: a model that has not seen the file gets it with the refusal, whatever else is wrong.
     may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
-    echo = matching.placeholder_echo(old_string, new_string)
+    echo = matching.placeholder_echo(old_string, new_string) or (
+        advice.template_echo(new_string) if ctx.small_model else None)
     if echo:
         raise ToolFailure(echo)
     if old_string == new_string:

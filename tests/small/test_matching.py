@@ -188,3 +188,28 @@ async def test_an_unread_file_is_shown_before_any_other_complaint(make_agent: Ag
     (out,) = results(await make_agent().run_conversation("fix greet"))
     assert out.startswith("error: this edit was not made: read greet.py with read_file before you edit it")
     assert '     5\t    return "Hello, " + name + "!"' in out
+
+
+async def test_a_small_model_echoing_its_chat_template_writes_nothing(make_agent: AgentFactory,
+                                                                      srv: ScriptedServer, workspace: Path) -> None:
+    """The evaluation's docstring run: the 1.5B model sent "<tool_response>" as the file's content."""
+    srv.push(tools(call("read_file", {"path": "greet.py"})),
+             tools(call("write_file", {"path": "greet.py", "content": "<tool_response>"}),
+                   call("edit_file", {"path": "greet.py", "old_string": "import sys",
+                                      "new_string": "import sys\n<tool_response>"})), text("done"))
+    result = await make_agent(small_model=True).run_conversation("add a docstring")
+    for out in results(result)[-2:]:
+        assert out.startswith("error: the content holds '<tool_response>', a tag of the conversation's format")
+    assert (workspace / "greet.py").read_text() == GREET and not result.files_changed
+
+
+async def test_a_constant_is_not_offered_as_a_chained_assignment(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                 workspace: Path) -> None:
+    """new_string "RETRIES = 5" for old_string "RETRIES": no "RETRIES = RETRIES = 5" advice (the model copied it)."""
+    (workspace / "config.py").write_text("RETRIES = 3\n")
+    srv.push(tools(call("read_file", {"path": "config.py"})),
+             tools(call("edit_file", {"path": "config.py", "old_string": "RETRIES", "new_string": "RETRIES = 5"})),
+             text("done"))
+    out = results(await make_agent(small_model=True).run_conversation("go"))[-1]
+    assert out.startswith("error: this edit was not made: it would break the Python syntax")
+    assert "To set" not in out and 'this edit would make it "RETRIES = 5 = 3"' in out
