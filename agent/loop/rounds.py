@@ -133,7 +133,9 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         if partial is not None:
             text = partial + text
             message = {**message, "content": text}
-        if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS:
+        # A small model's answer that fills its output cap is a loop, not a long answer: it is not continued.
+        if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS \
+                and not parts.views.small_model:
             turn.continuations += 1
             partial = text
             extra_user = CONTINUE

@@ -248,3 +248,12 @@ async def test_other_models_and_requests_naming_no_file_start_with_the_model(mak
     srv.push(text("I ran it"))  # asked to run it: the model must run it, not predict it from the file
     await make_agent(small_model=True).run_conversation("Run python greet.py Bob and tell me what it prints")
     assert [[m["role"] for m in r.messages] for r in srv.requests] == [["system", "user"]] * 3
+
+
+async def test_a_small_models_cut_off_answer_is_not_continued(make_agent: AgentFactory, srv: ScriptedServer) -> None:
+    srv.push(text("la la la", finish_reason="length"))
+    result = await make_agent(small_model=True).run_conversation("sing")
+    assert result.final_response == "la la la" and len(srv.requests) == 1
+    srv.push(text("la la la", finish_reason="length"), text(" and more"))
+    result = await make_agent().run_conversation("sing")
+    assert result.final_response == "la la la and more" and len(srv.requests) == 3
