@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agentls.agent.types import ToolCall
+
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
 
 
@@ -168,6 +170,17 @@ def call_key(name: str, args: dict[str, Any] | None, raw: str) -> str:
     if args is not None:
         return name + "\x00" + json.dumps(args, sort_keys=True, ensure_ascii=False)
     return name + "\x00" + raw
+
+
+def key_of_call(call: ToolCall) -> str:
+    """``call_key`` of a tool call as the transcript or a provider holds it (arguments as a JSON string)."""
+    fn = call.get("function") or {}
+    raw = str(fn.get("arguments") or "")
+    try:
+        args = json.loads(raw)
+    except ValueError:
+        args = None
+    return call_key(str(fn.get("name")), args if isinstance(args, dict) else None, raw)
 
 
 class LoopGuard:

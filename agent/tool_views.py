@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from agentls.agent.local.prompt import CompactSchemas, grammar_paths, hidden_tools
+from agentls.agent.local.prompt import CompactSchemas, grammar_paths, hidden_tools, listed_files
 from agentls.agent.tools.registry import ToolRegistry
 
 
@@ -25,6 +25,7 @@ class ToolViews:
         self._root = root
         self._system_prompt = system_prompt
         self._compact = CompactSchemas()
+        self._files: list[str] | None = None  # the workspace's files, walked once per tool round
 
     def schemas(self) -> list[dict[str, Any]]:
         """The tool schemas sent to the model."""
@@ -37,4 +38,14 @@ class ToolViews:
         """In tool_mode json, the workspace's files for the grammar's ``path`` enum (None when too many)."""
         if not self.json_mode:
             return None
-        return await anyio.to_thread.run_sync(grammar_paths, self._root)
+        return grammar_paths(await self.workspace_files())
+
+    async def workspace_files(self) -> list[str]:
+        """The workspace's files (``listed_files``), walked again only after ``changed``."""
+        if self._files is None:
+            self._files = await anyio.to_thread.run_sync(listed_files, self._root)
+        return self._files
+
+    def changed(self) -> None:
+        """A tool round ran (or a turn starts): files may have come or gone."""
+        self._files = None

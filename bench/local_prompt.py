@@ -89,7 +89,7 @@ async def main() -> int:
                 for name, (system, tools) in prompts(ws).items():
                     out[name] = await count(client, root, system, tools)
                 system, tools = prompts(ws)["compact"]
-                paths = grammar_paths(ws)
+                paths = grammar_paths(listed_files(ws))
                 if ns.tokens_only:
                     return _print(out, ns.json)
                 await client.post(root + "/slots/0?action=erase")

@@ -88,9 +88,8 @@ def listed_files(root: Path) -> list[str]:
     return workspace_files(root, MAX_GRAMMAR_FILES + 1)
 
 
-def grammar_paths(root: Path) -> list[str] | None:
-    """The files for the grammar's ``path`` enum, or None when the workspace has too many."""
-    files = listed_files(root)
+def grammar_paths(files: list[str]) -> list[str] | None:
+    """The files (``listed_files``) for the grammar's ``path`` enum, or None when the workspace has too many."""
     return files if 0 < len(files) <= MAX_GRAMMAR_FILES else None
 
 

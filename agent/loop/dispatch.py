@@ -161,6 +161,7 @@ async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCa
                     named: list[list[Path]]) -> None:
     """Append one tool message per call to the transcript, in call order, whatever happens (errors,
     timeouts, interrupts). ``named`` is what ``announce`` returned."""
+    parts.views.changed()  # the tools may create or remove files: the next model call looks again
     results = _Results(parts, turn, prepared)
     started: set[int] = set()
     for i, p in enumerate(prepared):

@@ -18,9 +18,6 @@ import json
 import re
 from pathlib import PurePosixPath
 
-import anyio.to_thread
-
-from agentls.agent.local.prompt import listed_files
 from agentls.agent.loop.dispatch import announce, run_calls
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import prepare_calls
@@ -57,7 +54,7 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     text = text_of(messages[turn.user_index])
     if not _TOKEN.search(text) or _RUN.search(text):
         return
-    files = named_files(text, await anyio.to_thread.run_sync(listed_files, conversation.root))
+    files = named_files(text, await parts.views.workspace_files())
     if not files:
         return
     calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",

@@ -9,26 +9,14 @@ guard (agent/outcome.py) still stops a call that keeps coming back. Only for ``s
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from agentls.agent.types import Message, ToolCall
+from agentls.agent.outcome import key_of_call
+from agentls.agent.types import Message
 
 TEMPERATURE = 0.7
 MAX_RESAMPLES = 2
 
 
-def _key(call: ToolCall) -> tuple[str, str] | None:
-    fn = call.get("function") or {}
-    raw: Any = fn.get("arguments")
-    try:
-        args = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return None
-    return str(fn.get("name")), json.dumps(args, sort_keys=True, ensure_ascii=False)
-
-
-def failed_calls(messages: list[Message]) -> set[tuple[str, str]]:
+def failed_calls(messages: list[Message]) -> set[str]:
     """The calls of the last tool round whose results were errors."""
     failed_ids: set[str] = set()
     i = len(messages) - 1
@@ -38,15 +26,9 @@ def failed_calls(messages: list[Message]) -> set[tuple[str, str]]:
         i -= 1
     if i < 0 or not failed_ids or messages[i].get("role") != "assistant":
         return set()
-    keys = set()
-    for call in messages[i].get("tool_calls") or []:
-        key = _key(call)
-        if key is not None and str(call.get("id")) in failed_ids:
-            keys.add(key)
-    return keys
+    return {key_of_call(c) for c in messages[i].get("tool_calls") or [] if str(c.get("id")) in failed_ids}
 
 
 def repeats_failure(messages: list[Message], reply: Message) -> bool:
     failed = failed_calls(messages)
-    keys = [_key(c) for c in reply.get("tool_calls") or []]
-    return bool(failed) and any(k is not None and k in failed for k in keys)
+    return bool(failed) and any(key_of_call(c) in failed for c in reply.get("tool_calls") or [])

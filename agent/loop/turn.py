@@ -44,6 +44,7 @@ async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
     user_index = conversation.start_turn(req.content)
     context = "\n\n".join(x for x in (conversation.take_notes(), req.runtime_context) if x) or None
     turn = TurnState(task_id=req.task_id, user_index=user_index, runtime_context=context)
+    parts.views.changed()  # the user may have added or removed files since the last turn
     parts.tools.start_turn(turn.outcome)
     return turn
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentls.agent.agent import AIAgent
 from agentls.agent.footer import footer
 from agentls.agent.outcome import FileChange, LoopGuard
 from agentls.agent.result import ExitReason, TurnResult
@@ -257,3 +258,40 @@ async def test_a_small_models_cut_off_answer_is_not_continued(make_agent: AgentF
     srv.push(text("la la la", finish_reason="length"), text(" and more"))
     result = await make_agent().run_conversation("sing")
     assert result.final_response == "la la la and more" and len(srv.requests) == 3
+
+
+def test_small_model_and_the_local_output_cap_come_from_settings(tmp_path: Path) -> None:
+    """``small_model`` in settings turns the small-model rules on for any model; the embedded model gets a
+    2048-token cap unless ``max_tokens`` says otherwise (constructing an agent opens nothing)."""
+    from agentls.agent.config import Settings
+    from agentls.agent.resolve import agent_from_settings
+
+    def build(**kw: Any) -> AIAgent:
+        return agent_from_settings(Settings(**kw), workspace=tmp_path)
+
+    remote = build(model="gpt-x", base_url="http://127.0.0.1:9/v1", small_model=True)
+    assert remote._parts.views.small_model and "edit_file" in remote.registry.names
+    assert not build(model="gpt-x", base_url="http://127.0.0.1:9/v1")._parts.views.small_model
+    local = build(model="local")
+    assert local._parts.views.small_model and local._parts.caller.options.max_tokens == 2048
+    assert build(model="local", max_tokens=300)._parts.caller.options.max_tokens == 300
+    assert build(model="local", small_model=False)._parts.views.small_model is False
+
+
+def test_a_request_with_follow_up_turns_reports_each_file_once_and_the_status_line_leads_with_it() -> None:
+    """server/runtime/turns.py merges the turns of one request; server/lsp/turns.py puts the line first."""
+    from lsprotocol import types
+
+    from agentls.server.lsp.turns import answer_text
+    from agentls.server.runtime.turns import TurnRun
+
+    first = TurnResult(session_id="s", exit_reason=ExitReason.TEXT_RESPONSE, final_response="one",
+                       files_changed=(FileChange("a.py", 1, 1), FileChange("b.py", 2, 0, created=True)))
+    second = TurnResult(session_id="s", exit_reason=ExitReason.TEXT_RESPONSE, final_response="two",
+                        files_changed=(FileChange("a.py", 3, 0),))
+    merged = TurnRun((first, second)).outcome
+    assert merged.final_response == "two"
+    assert merged.files_changed == (FileChange("a.py", 4, 1), FileChange("b.py", 2, 0, created=True))
+    assert answer_text(second) == (types.MessageType.Info, "agentls [changed: a.py +3 \u22120]: two")
+    quiet = TurnResult(session_id="s", exit_reason=ExitReason.TEXT_RESPONSE, final_response="just an answer")
+    assert answer_text(quiet) == (types.MessageType.Info, "agentls: just an answer")

@@ -112,3 +112,21 @@ async def test_json_mode_grammar_leaves_paths_free_in_a_big_workspace(make_agent
     agent = make_agent(tool_mode="json")
     await agent.run_conversation("hi")
     assert _enum(srv.requests[0].body, "read_file") is None
+
+
+async def test_json_mode_grammar_follows_files_the_turn_and_the_user_create(make_agent: AgentFactory,
+                                                                             srv: ScriptedServer,
+                                                                             workspace: Path) -> None:
+    """The workspace is walked once per tool round (agent/tool_views.py), not once per model call, and again
+    after a round or between turns: a file the model created can be read in its next step."""
+    srv.push(text(json.dumps({"name": "write_file", "arguments": {"path": "new.txt", "content": "x\n"}})),
+             text(json.dumps({"name": "read_file", "arguments": {"path": "new.txt"}})),
+             text(json.dumps({"name": "final_answer", "arguments": {"text": "ok"}})))
+    agent = make_agent(tool_mode="json")
+    await agent.run_conversation("make new.txt")
+    assert "new.txt" not in _enum(srv.requests[0].body, "read_file")  # type: ignore[operator]
+    assert "new.txt" in _enum(srv.requests[1].body, "read_file")  # type: ignore[operator]
+    (workspace / "later.txt").write_text("by the user\n")
+    srv.push(text(json.dumps({"name": "final_answer", "arguments": {"text": "ok"}})))
+    await agent.run_conversation("and now?")
+    assert "later.txt" in _enum(srv.requests[-1].body, "read_file")  # type: ignore[operator]
