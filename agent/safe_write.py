@@ -141,30 +141,41 @@ def _current(dirfd: int, name: str, shown: Path) -> os.stat_result | None:
     return st
 
 
-def _read_current(dirfd: int, name: str, shown: Path) -> str | None:
+def _read_bytes(dirfd: int, name: str, shown: Path) -> bytes | None:
     fd, st = open_regular(name, follow=False, dir_fd=dirfd, shown=shown)
     try:
-        data = read_fd_capped(fd, MAX_TEXT_BYTES, shown, st.st_size)
+        return read_fd_capped(fd, MAX_TEXT_BYTES, shown, st.st_size)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def _decoded(data: bytes | None) -> str | None:
     try:
-        return decode_text(data)
+        return None if data is None else decode_text(data)
     except UnicodeDecodeError:
         return None
 
 
+def _crlf(data: bytes | None) -> bool:
+    """Mostly ``\r\n`` line endings (text is read with universal newlines, so a write must put them back)."""
+    return data is not None and data.count(b"\r\n") * 2 > data.count(b"\n")
+
+
 def _replace(dirfd: int, name: str, data: bytes, expected: str | None | _Unchecked, shown: Path) -> WriteReport:
     st = _current(dirfd, name, shown)
+    raw = _read_bytes(dirfd, name, shown) if st is not None else None
     if not isinstance(expected, _Unchecked):
         if st is None and expected is not None:
             raise WriteConflict(f"{shown} was deleted since it was read")
         if st is not None and expected is None:
             raise WriteConflict(f"{shown} was created by someone else since it was checked")
-        if st is not None and _read_current(dirfd, name, shown) != expected:
+        if st is not None and _decoded(raw) != expected:
             raise WriteConflict(f"{shown} changed on disk since it was read (another program or agentls process "
                                 "wrote it)")
+    if _crlf(raw) and b"\r\n" not in data:  # the file keeps its line endings
+        data = data.replace(b"\n", b"\r\n")
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~UMASK
     for _ in range(TEMP_ATTEMPTS):
         tmp = temp_name(name)
