@@ -52,7 +52,7 @@ class Prompt:
     system: str
     messages: Sequence[Message]  # without the system message
     tools: Sequence[ToolSchema] = ()
-    tool_choice: str | None = None  # "none", "required" or None (the provider's default)
+    tool_choice: str | None = None  # "none", "required", "text" or None (ProviderRequest.tool_choice)
     paths: Sequence[str] | None = None  # tool_mode json: the workspace's files, for the grammar (never text)
     temperature: float | None = None  # this call's own (a resample); None: the configured one
 

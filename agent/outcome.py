@@ -98,6 +98,10 @@ class OutcomeRecorder:
         """An edit of ``path`` was applied: it now holds ``content`` (None: deleted)."""
         self._after[path] = content
 
+    def applied(self) -> set[Path]:
+        """The files an edit of this turn was applied to."""
+        return set(self._after)
+
     def refusal(self, action: str, title: str, text: str, mode: str) -> None:
         self.refused.append(Refusal("edit" if action == "edit" else "command", title, refusal_reason(text, mode)))
 

@@ -16,7 +16,7 @@ from agentls.agent.checkpoints import Checkpoints
 from agentls.agent.host import Host, PermissionOption, PermissionRequest
 from agentls.agent.outcome import OutcomeRecorder
 from agentls.agent.permissions import PermissionPolicy, options_for, remembered_key, what_it_is
-from agentls.agent.tools.base import Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.base import Rewrite, Tool, ToolContext, ToolFailure, ToolOutput
 from agentls.agent.tools.reads import ReadLedger
 from agentls.agent.types import Message
 from agentls.agent.updates import UpdateSender
@@ -85,7 +85,8 @@ class ToolRunner:
         assert self._hints is not None, "ToolRunner.open() comes first"
         return await self._hints.hints_for(paths)
 
-    def context(self, tool_call_id: str, task_id: str | None) -> ToolContext:
+    def context(self, tool_call_id: str, task_id: str | None, rewrite: Rewrite | None = None,
+                request: str = "") -> ToolContext:
         outcome = self._outcome
 
         async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool,
@@ -107,12 +108,14 @@ class ToolRunner:
                            output_limit=self.output_limit, ask_permission=ask, checkpoint=checkpoint,
                            send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
                            sandbox=self._sandbox, edited=self._edited, reads=self.reads,
-                           changed=outcome.after_change, small_model=self._small_model)
+                           changed=outcome.after_change, small_model=self._small_model, rewrite=rewrite,
+                           request=request)
 
-    async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None) -> ToolOutput:
+    async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None,
+                  rewrite: Rewrite | None = None, request: str = "") -> ToolOutput:
         """The tool's output; a failure, a crash or its time limit is an error output, never an exception
         (cancellation aside)."""
-        ctx = self.context(tool_call_id, task_id)
+        ctx = self.context(tool_call_id, task_id, rewrite, request)
         try:
             if tool.timeout is None:
                 return await tool.run(ctx, args)

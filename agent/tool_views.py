@@ -8,7 +8,14 @@ from typing import Any
 
 import anyio.to_thread
 
-from agentls.agent.local.prompt import CompactSchemas, grammar_paths, hidden_tools, listed_files
+from agentls.agent.local.prompt import (
+    VALIDATED_PARAMETERS,
+    CompactSchemas,
+    grammar_paths,
+    hidden_tools,
+    listed_files,
+)
+from agentls.agent.tools.base import Tool
 from agentls.agent.tools.registry import ToolRegistry
 
 
@@ -33,6 +40,12 @@ class ToolViews:
         if not self.small_model:
             return full
         return self._compact.of(id(self._registry), self._registry.version, full, hidden_tools(self._system_prompt()))
+
+    def parameters(self, tool: Tool) -> dict[str, Any]:
+        """The parameters a call of ``tool`` is validated against: those the model was shown."""
+        if self.small_model and tool.name in VALIDATED_PARAMETERS:
+            return VALIDATED_PARAMETERS[tool.name]
+        return tool.parameters
 
     async def grammar_paths(self) -> list[str] | None:
         """In tool_mode json, the workspace's files for the grammar's ``path`` enum (None when too many)."""

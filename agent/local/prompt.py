@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentls.agent.tools.described import ACCEPTED_EDIT, DESCRIBED_EDIT
 from agentls.agent.tools.paths import workspace_files
 
 MAX_LISTED_FILES = 40
@@ -30,8 +31,8 @@ MAX_CONTEXT_CHARS = 4000
 _RULES = (
     "Paths are relative to the workspace root: `greet.py`, not `{name}/greet.py`.",
     "Look before you answer: read a file before you talk about it or change it.",
-    "To change a file, use edit_file: old_string is the exact text from the file, new_string what replaces it. "
-    "Change only what the user asked.",
+    "To change a file, use edit_file with its path and the change in words, for example "
+    '{{"path": "app.py", "change": "set PORT to 8080"}}. Change only what the user asked.',
     "Use write_file only to create a new file.",
     "Run a command only when the user asks for it.",
     "If a tool call fails or is refused, say so. Never claim a change, an output or a result that no tool "
@@ -42,7 +43,7 @@ _RULES = (
 SHORT_DESCRIPTIONS = {
     "read_file": "Read a file (numbered lines).",
     "write_file": "Create a new file with this content (overwriting a file replaces all of it).",
-    "edit_file": "Replace old_string (text from the file) with new_string in a file.",
+    "edit_file": "Change a file: say in words what to change; you get the diff of what was changed.",
     "list_dir": "List a directory.",
     "search_files": "Search file contents for a regex (lowercase: any case).",
     "terminal": "Run a shell command in the workspace.",
@@ -96,9 +97,13 @@ def grammar_paths(files: list[str]) -> list[str] | None:
 # Arguments the small model is offered for each built-in tool (a subset: fewer ways to go wrong, fewer
 # tokens). Arguments left out keep their defaults; ``todo`` is not offered at all.
 KEPT_ARGUMENTS = {"read_file": ("path",), "write_file": ("path", "content"),
-                  "edit_file": ("path", "old_string", "new_string", "replace_all"), "list_dir": ("path",),
+                  "list_dir": ("path",),
                   "search_files": ("pattern", "path"), "terminal": ("command",)}
 HIDDEN_TOOLS = frozenset({"todo"})
+# Tools the small model is shown with other parameters than the registry's, and what its calls of them are
+# validated against.
+SHOWN_PARAMETERS: dict[str, dict[str, Any]] = {"edit_file": DESCRIBED_EDIT}
+VALIDATED_PARAMETERS: dict[str, dict[str, Any]] = {"edit_file": ACCEPTED_EDIT}
 
 
 def _compact(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -109,6 +114,8 @@ def _compact(schema: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if name in SHORT_DESCRIPTIONS:
         fn["description"] = SHORT_DESCRIPTIONS[name]
+    if name in SHOWN_PARAMETERS:
+        fn["parameters"] = copy.deepcopy(SHOWN_PARAMETERS[name])
     params = fn.get("parameters")
     if isinstance(params, dict):
         params.pop("additionalProperties", None)

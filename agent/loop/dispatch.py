@@ -12,6 +12,7 @@ import anyio
 from agentls.agent import events
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import PreparedCall
+from agentls.agent.loop.rewrite import request_text, rewriter
 from agentls.agent.loop.state import TurnState
 from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 from agentls.agent.truncate import cap_text
@@ -94,7 +95,11 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: li
     assert tool is not None and args is not None
     call_id = p.call["id"]
     await parts.updates.send(events.tool_call_update(call_id, status="in_progress"))
-    out = await parts.tools.run(tool, args, call_id, turn.task_id)
+    if parts.views.small_model and tool.name in ("edit_file", "write_file"):  # edits said in words: tools/described.py
+        out = await parts.tools.run(tool, args, call_id, turn.task_id, rewriter(parts, turn, p.call),
+                                    request_text(parts, turn))
+    else:
+        out = await parts.tools.run(tool, args, call_id, turn.task_id)
     text, _ = cap_text(out.text, parts.tools.output_limit)
     if p.note:
         text = f"[{p.note}]\n{text}"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentls.agent.tools.base import Tool
+from agentls.agent.tools.base import JsonObject, Tool
 from agentls.agent.tools.registry import ToolRegistry
 from agentls.agent.tools.schema import validate
 from agentls.agent.types import ToolCall
@@ -99,7 +100,10 @@ def repair_arguments(raw: str, *, truncated: bool) -> tuple[dict[str, Any] | Non
                   "the tool's parameters.")
 
 
-def prepare_calls(calls: list[ToolCall], registry: ToolRegistry, *, truncated: bool) -> list[PreparedCall]:
+def prepare_calls(calls: list[ToolCall], registry: ToolRegistry, *, truncated: bool,
+                  parameters: Callable[[Tool], JsonObject] = lambda tool: tool.parameters) -> list[PreparedCall]:
+    """Each call checked against the parameters the model was shown (``parameters``), its name and arguments
+    repaired where that is certain."""
     names = registry.names
     prepared = []
     for call in calls:
@@ -117,7 +121,7 @@ def prepare_calls(calls: list[ToolCall], registry: ToolRegistry, *, truncated: b
         args, error = repair_arguments(call["function"]["arguments"], truncated=truncated)
         problems: list[str] = []
         if args is not None:
-            args, problems = validate(tool.parameters, args)
+            args, problems = validate(parameters(tool), args)
         if problems:
             error = f"error: invalid arguments for {fixed}: " + "; ".join(problems)
         original = call["function"]["arguments"]

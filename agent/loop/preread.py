@@ -57,6 +57,7 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     files = named_files(text, await parts.views.workspace_files())
     if not files:
         return
+    turn.named_files = tuple(files)
     calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",
               "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]
     message: Message = conversation.call_ids.assign(

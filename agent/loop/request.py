@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.state import TurnState
 from agentls.agent.model_caller import Prompt
+from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 from agentls.agent.tools.guards import READ_FIRST
 from agentls.agent.types import Message
 
@@ -41,7 +42,8 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
     """"none" once the loop guard stopped tools; "required" (tool_mode json only) right after a change refused
     for want of a read (the refusal showed the file) or for breaking Python syntax, and for a small model
     after any failed edit (up to ``EDIT_RETRIES`` in a turn): it otherwise gives up, or claims the change,
-    instead of sending a better one."""
+    instead of sending a better one. For a small model (tool_mode json), "none" right after a landed edit
+    once every file its request names (``TurnState.named_files``) has been changed."""
     if not tools:
         return None
     if turn.outcome.tools_stopped:
@@ -55,10 +57,27 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
     if parts.views.small_model and _failed_edit(last) and \
             sum(1 for m in messages[turn.user_index:] if _failed_edit(m)) <= EDIT_RETRIES:
         return "required"  # a small model gives up, or claims the change, right after a failed edit
+    if parts.views.small_model and _landed_edit(last) and _named_all_changed(parts, turn):
+        return "none"  # every file the request names is changed: it otherwise goes on "improving" them
     return None
 
 
 EDIT_RETRIES = 3  # failed edits in a turn after which a small model may answer instead of trying again
+
+
+def _named_all_changed(parts: TurnParts, turn: TurnState) -> bool:
+    if not turn.named_files:
+        return False
+    try:
+        named = {resolve_in_workspace(parts.conversation.root, f) for f in turn.named_files}
+    except OutsideWorkspace:
+        return False
+    return named <= turn.outcome.applied()
+
+
+def _landed_edit(message: Message) -> bool:
+    return message.get("role") == "tool" and message.get("name") in ("edit_file", "write_file") \
+        and not (message.get("meta") or {}).get("error")
 
 
 def _failed_edit(message: Message) -> bool:

@@ -104,7 +104,8 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
                 text = text_of(message) or STOPPED
                 messages.append({"role": "assistant", "content": text})
                 return Ending(ExitReason.TEXT_RESPONSE, final_response=text)
-            prepared = prepare_calls(calls, parts.registry, truncated=response.finish_reason == "length")
+            prepared = prepare_calls(calls, parts.registry, truncated=response.finish_reason == "length",
+                                     parameters=parts.views.parameters)
             guard_calls(turn, prepared)
             messages.append({**message, "tool_calls": [p.call for p in prepared]})
             named = await announce(parts, prepared)

@@ -23,3 +23,4 @@ class TurnState:
     cleanup_errors: list[str] = field(default_factory=list)
     outcome: OutcomeRecorder = field(default_factory=OutcomeRecorder)  # what the turn really did
     guard: LoopGuard = field(default_factory=LoopGuard)  # repeated identical calls stop tool use
+    named_files: tuple[str, ...] = ()  # a small model's request: the workspace files it names (loop/preread.py)

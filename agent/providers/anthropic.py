@@ -80,7 +80,7 @@ class AnthropicProvider:
         headers = self._headers
         if request.system:
             body["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
-        tools = bool(request.tools) and request.tool_choice != "none"
+        tools = bool(request.tools) and request.tool_choice not in ("none", "text")
         if tools:
             body["tools"] = _tools(request.tools)
         budget = self.thinking_budget

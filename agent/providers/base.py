@@ -29,7 +29,9 @@ class ProviderRequest:
     stream: bool = True
     max_tokens: int | None = None
     temperature: float | None = None
-    tool_choice: str | None = None  # "auto" | "none"; None lets the provider decide
+    # "auto" | "none" | "required"; None lets the provider decide. "text": a plain-text reply with the tools still
+    # listed (the prompt's prefix unchanged): "none" natively, no grammar in tool_mode json.
+    tool_choice: str | None = None
     # Encoded wire messages the caller can reuse between calls (index-aligned with ``messages``).
     cache: dict[int, Any] | None = None
     # Why the call is made: "turn", "summary", "title", "grace". Sent as ``x-agentls-purpose``.

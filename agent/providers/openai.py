@@ -106,8 +106,8 @@ class OpenAIProvider:
         if request.tools:
             head["tools"] = list(request.tools)
             if request.tool_choice and self.tool_mode != "json":
-                head["tool_choice"] = request.tool_choice
-            if self.tool_mode == "json":
+                head["tool_choice"] = "none" if request.tool_choice == "text" else request.tool_choice
+            if self.tool_mode == "json" and request.tool_choice != "text":
                 from agentls.agent.providers.json_mode import build_response_format
 
                 turn_start = bool(messages) and messages[-1].get("role") == "user"
@@ -169,7 +169,7 @@ class OpenAIProvider:
         parsed = ChatStream()
         done = False
         json_stream = None
-        if self.tool_mode == "json" and request.tools:
+        if self.tool_mode == "json" and request.tools and request.tool_choice != "text":
             from agentls.agent.providers.json_mode import FinalAnswerStream
 
             json_stream = FinalAnswerStream()
@@ -211,7 +211,9 @@ class OpenAIProvider:
         reasoning = "".join(parsed.reasoning)
         finish = parsed.finish or "stop"
         calls = [c for c in (_clean_call(c, i) for i, c in enumerate(parsed.calls())) if c]
-        if self.tool_mode == "json" and request.tools and content and not calls:
+        if request.tool_choice == "text":
+            pass  # asked for text: a reply that looks like a call stays text
+        elif self.tool_mode == "json" and request.tools and content and not calls:
             from agentls.agent.providers.json_mode import parse_json_reply
 
             content, calls = parse_json_reply(content)

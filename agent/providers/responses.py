@@ -217,7 +217,7 @@ class ResponsesProvider:
                                 "store": False, "include": ["reasoning.encrypted_content"]}
         if request.system:
             body["instructions"] = request.system
-        if request.tools and request.tool_choice != "none":
+        if request.tools and request.tool_choice not in ("none", "text"):
             body["tools"] = _tools(request.tools)
             if request.tool_choice:
                 body["tool_choice"] = request.tool_choice

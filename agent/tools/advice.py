@@ -16,8 +16,8 @@ MAX_CHOICES = 6
 # What a small model echoes from its chat template instead of file content (Qwen's, ChatML's).
 TEMPLATE_MARKS = ("<tool_response>", "</tool_response>", "<tool_call>", "</tool_call>", "<|im_start|>",
                   "<|im_end|>", "<|endoftext|>")
-DONE = ("[This change is made: do not make it again. If the user asked for more, make the next change; "
-        "otherwise stop calling tools and answer: say what you changed.]")
+DONE = ("[Done: do not make this change again. If the request asks for more, make the next change; otherwise "
+        "stop calling tools and tell the user what you changed.]")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

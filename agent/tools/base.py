@@ -31,6 +31,9 @@ class ToolOutput:
     images: list[dict[str, Any]] = field(default_factory=list)
 
 
+Rewrite = Callable[[str], Awaitable[str]]  # an instruction, as a tool result -> the model's reply to it
+
+
 @dataclass
 class ToolContext:
     host: Host
@@ -59,6 +62,10 @@ class ToolContext:
     # A small model (docs/loop.md §9.7): an edit that would leave a parsable .py file unparsable is refused, and
     # so is a write_file that looks like a fragment, however often it is sent.
     small_model: bool = False
+    # A small model's edit_file {path, change} (agent/tools/described.py): asks the model, as this call's result,
+    # for the new text (one more model call on the same transcript) and returns its reply. None: not offered.
+    rewrite: Rewrite | None = None
+    request: str = ""  # the user's request of this turn (for the rewrite's instruction)
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import difflib
-import os
-import random
 from collections.abc import Callable
 from pathlib import Path
 
-import anyio
-import anyio.to_thread
-
 from agentls.agent import events
-from agentls.agent.fileio import (
-    MAX_SCAN_BYTES,
-    FileTooLarge,
-    NotRegularFile,
-    TextWindow,
-    human_size,
-    kind_of,
-)
+from agentls.agent.fileio import MAX_SCAN_BYTES, FileTooLarge, NotRegularFile, TextWindow, human_size
+from agentls.agent.safe_write import UnsafeTarget
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agentls.agent.safe_write import UnsafeTarget, lock_for
 from agentls.agent.tools import advice, matching, overwrite
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.described import described_edit, unfenced
 from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
+from agentls.agent.tools.writing import disk_size, read_current, refused, write_checked
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -40,43 +30,6 @@ def resolve(ctx: ToolContext, raw: object) -> Path:
 
 
 WINDOW_FROM_BYTES = 1_000_000  # larger files are read as a window of lines, never whole
-WRITE_ATTEMPTS = 10
-
-
-def _refused(rel: str, exc: OSError) -> ToolFailure:
-    if isinstance(exc, NotRegularFile):
-        return ToolFailure(f"{rel} is {exc.kind}, not a regular file; it is not read or written")
-    if isinstance(exc, FileTooLarge):
-        return ToolFailure(f"{rel} is {human_size(exc.size)}; files over {human_size(exc.cap)} are not read whole or "
-                           "edited (read_file shows any part of it with offset and limit)")
-    return ToolFailure(f"{rel}: {exc.strerror or exc}")
-
-
-async def disk_size(ctx: ToolContext, path: Path) -> int | None:
-    """The size of the regular file at ``path`` (None when nothing is there); a FIFO, a device or a socket is
-    refused before anyone (the host, the editor) tries to open it."""
-    try:
-        st = await anyio.to_thread.run_sync(os.stat, path)
-    except OSError:
-        return None
-    kind = kind_of(st.st_mode)
-    if kind is not None and kind != "a directory":
-        raise _refused(display(ctx.root, path), NotRegularFile(path, kind))
-    return st.st_size if kind is None else None
-
-
-async def read_current(ctx: ToolContext, path: Path) -> str | None:
-    rel = display(ctx.root, path)
-    try:
-        return await ctx.host.read_text(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except IsADirectoryError:
-        raise ToolFailure(f"{rel} is a directory; use list_dir") from None
-    except UnicodeDecodeError:
-        raise ToolFailure(f"{rel} is not a UTF-8 text file") from None
-    except (NotRegularFile, FileTooLarge, UnsafeTarget) as exc:
-        raise _refused(rel, exc) from None
 
 
 def _format(rel: str, window: TextWindow, offset: int) -> str:
@@ -117,7 +70,7 @@ async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         except UnicodeDecodeError:
             raise ToolFailure(f"{rel} is not a UTF-8 text file") from None
         except (NotRegularFile, FileTooLarge, UnsafeTarget) as exc:
-            raise _refused(rel, exc) from None
+            raise refused(rel, exc) from None
     else:
         text = await read_current(ctx, path)
         if text is None:
@@ -134,92 +87,26 @@ def _shown(rel: str) -> Callable[[str], str]:
     return lambda text: _format(rel, TextWindow.of_text(text, 1, DEFAULT_LINES, MAX_LINE_CHARS), 1)
 
 
-Redo = Callable[[str], str]  # the change applied again to the file's current text (raises ToolFailure)
-
-
-async def _write(ctx: ToolContext, path: Path, old: str | None, new: str, verb: str, redo: Redo | None = None
-                 ) -> ToolOutput:
-    """Ask, then under the path's lock: the file must still hold ``old``; if it does not, an edit (``redo``)
-    is applied again to what it holds now, anything else fails. Never reports a write that did not land."""
-    rel = display(ctx.root, path)
-    diff = events.diff_content(str(path), old, new)
-    ask = {"Created": "Create", "Wrote": "Overwrite", "Edited": "Edit"}.get(verb, verb)
-    refusal = await ctx.ask_permission(f"{ask} {rel}", "edit", {"path": rel}, "edit", False, [diff])
-    if refusal:
-        return ToolOutput(refusal, is_error=True)
-    notes: list[str] = []
-    async with lock_for(path):
-        base, content = old, new
-        for attempt in range(WRITE_ATTEMPTS):
-            current = await read_current(ctx, path)
-            if current != base:
-                if redo is None or current is None:
-                    what = "was deleted" if current is None else "was created" if base is None else "changed"
-                    return ToolOutput(f"{ask} of {rel} was not applied: the "
-                                      f"file {what} since this call read it (another session or program wrote it); "
-                                      "nothing was written. Read it again before changing it.", is_error=True)
-                try:
-                    content = redo(current)
-                except ToolFailure as exc:
-                    return ToolOutput(f"Edit of {rel} was not applied: the file changed since this call read it, "
-                                      f"and the edit no longer fits: {exc}", is_error=True)
-                base = current
-                if not notes:
-                    notes.append("the file had changed since it was read; the edit was applied to its current text")
-            await ctx.checkpoint(path, base)
-            outcome = await ctx.host.write_text(path, content, previous=base)
-            if not outcome.conflict:
-                break
-            await anyio.sleep(random.uniform(0, 0.005 * (attempt + 1)))  # another process is writing it too
-        else:
-            return ToolOutput(f"{ask} of {rel} was not applied: the file kept changing on disk while it was being "
-                              f"written ({WRITE_ATTEMPTS} attempts); nothing was written", is_error=True)
-    if not outcome.applied:
-        return ToolOutput(f"{ask} of {rel} was not applied: {outcome.message or 'the user rejected this edit'}",
-                          is_error=True)
-    if outcome.message:
-        notes.append(outcome.message)
-    if base is not old:
-        diff = events.diff_content(str(path), base, content)
-    if ctx.reads is not None:
-        ctx.reads.saw(path, content)
-    if ctx.changed is not None:
-        ctx.changed(path, content)
-    summary = _change_summary(base, content)
-    extra = "".join(f"; {note}" for note in notes)
-    text = f"{verb} {rel} ({summary}{extra})"
-    if base is not None:
-        text += "\n" + overwrite.unified(base, content, rel)
-    if ctx.small_model:  # it otherwise goes on "improving" a finished change
-        text += "\n" + advice.DONE
-    return ToolOutput(text, content=[diff], locations=[events.location(str(path))])
-
-
-def _change_summary(old: str | None, new: str) -> str:
-    if old is None:
-        return f"created, {len(new.splitlines())} lines"
-    added = removed = 0
-    for line in difflib.ndiff(old.splitlines(), new.splitlines()):
-        if line.startswith("+ "):
-            added += 1
-        elif line.startswith("- "):
-            removed += 1
-    return f"+{added} -{removed} lines"
-
-
 async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     path, note = await locate(ctx, args.get("path"), creating=True)
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolFailure("'content' must be a string")
+    content = unfenced(content) if ctx.small_model else content  # it wraps a file in a code block
+    await disk_size(ctx, path)
+    old = await read_current(ctx, path)
+    rel = display(ctx.root, path)
+    if old is not None and ctx.small_model and ctx.rewrite is not None:  # it sends junk or a fragment as the file
+        if overwrite.merge(old, content).text == old:
+            return ToolOutput(f"{rel} already has exactly this content; nothing was written. If the change you "
+                              "wanted is made, answer the user.")
+        raise ToolFailure(f"{rel} already exists; write_file only creates new files. To change {rel}, call "
+                          f'edit_file with its path and the change in words: {{"path": "{rel}", "change": "..."}}')
     echo = advice.template_echo(content) if ctx.small_model else None
     if echo:
         raise ToolFailure(echo)
-    await disk_size(ctx, path)
-    old = await read_current(ctx, path)
     if old is None:
-        return with_note(await _write(ctx, path, old, content, "Created"), note)
-    rel = display(ctx.root, path)
+        return with_note(await write_checked(ctx, path, old, content, "Created"), note)
     may_change(ctx, path, old, "overwrite", _shown(rel))
     merged = overwrite.merge(old, content, small_model=ctx.small_model)  # keeps what the model did not mean to change (docs/loop.md §9.7)
     if merged.fragment and ctx.small_model:  # never "confirmed": a small model repeats its call
@@ -233,7 +120,7 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     broken = breaks_python(path, old, merged.text) if ctx.small_model else None
     if broken:
         raise ToolFailure(f"this write was not made: it would break the Python syntax of {rel} ({broken})")
-    out = await _write(ctx, path, old, merged.text, "Wrote")
+    out = await write_checked(ctx, path, old, merged.text, "Wrote")
     if merged.notes and not out.is_error:
         out.text += "\n[" + "; ".join(merged.notes) + "]"
     return with_note(out, note)
@@ -278,6 +165,8 @@ def _replace(text: str, old_string: str, new_string: str, replace_all: bool, rel
 
 
 async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
+    if "change" in args and "old_string" not in args:  # a small model's edit, said in words
+        return await described_edit(ctx, args, _shown)
     path, note = await locate(ctx, args.get("path"))
     old_string, new_string = args.get("old_string"), args.get("new_string")
     if not isinstance(old_string, str) or not isinstance(new_string, str):
@@ -316,7 +205,7 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         last[0] = (current, matched)
         return again
 
-    out = await _write(ctx, path, text, new_text, "Edited", redo)
+    out = await write_checked(ctx, path, text, new_text, "Edited", redo)
     base, found = last[0]
     if not out.is_error and ctx.small_model:
         renamed = advice.still_used(old_string, new_string, matching.apply(base, found.spans))
@@ -374,4 +263,5 @@ EDIT_FILE = Tool(
         "replace_all": {"type": "boolean", "description": "Replace every occurrence"}},
         "required": ["path", "old_string", "new_string"], "additionalProperties": False},
     kind="edit", run=edit_file, paths=_path_of, title=_title("Edit"),  # type: ignore[arg-type]
+    timeout=300.0,  # a small model's edit said in words waits for the model to write the text (described.py)
 )

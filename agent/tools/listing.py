@@ -16,7 +16,7 @@ import anyio.to_thread
 from agentls.agent.fileio import FileTooLarge, NotRegularFile, read_small
 from agentls.agent.paths import display, resolve_in_workspace
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.files import disk_size
+from agentls.agent.tools.writing import disk_size
 from agentls.agent.tools.guards import locate, with_note
 from agentls.agent.tools.gitignore import walk_kinds
 from agentls.agent.truncate import cap_text

@@ -187,7 +187,7 @@ def _quotes_in(s: str) -> str:
     return "".join(c for c in s if c in QUOTES)
 
 
-def _numbered(old: str) -> str | None:
+def without_line_numbers(old: str) -> str | None:
     lines = [line for line in old.split("\n") if line.strip()]
     if lines and all(_NUMBERED.match(line) for line in lines):
         return _NUMBERED.sub("", old)
@@ -203,9 +203,9 @@ def find(text: str, old: str, new: str) -> Found:
             spans.append(Span(at, at + len(old), new))
             at = text.find(old, at + len(old))
         return Found(tuple(spans), None)
-    stripped = _numbered(old)
+    stripped = without_line_numbers(old)
     if stripped is not None and stripped.strip():
-        new_stripped = _numbered(new)
+        new_stripped = without_line_numbers(new)
         inner = find(text, stripped, new_stripped if new_stripped is not None else new)
         how = "without the line numbers copied from read_file"
         return Found(inner.spans, how + (f", {inner.how}" if inner.how else ""))

@@ -192,15 +192,17 @@ async def test_an_unread_file_is_shown_before_any_other_complaint(make_agent: Ag
 
 async def test_a_small_model_echoing_its_chat_template_writes_nothing(make_agent: AgentFactory,
                                                                       srv: ScriptedServer, workspace: Path) -> None:
-    """The evaluation's docstring run: the 1.5B model sent "<tool_response>" as the file's content."""
+    """The evaluation's docstring run: the 1.5B model sent "<tool_response>" as the file's content (over an existing
+    file, a small model's write_file is refused anyway: tests/small/test_described_edit.py)."""
     srv.push(tools(call("read_file", {"path": "greet.py"})),
-             tools(call("write_file", {"path": "greet.py", "content": "<tool_response>"}),
+             tools(call("write_file", {"path": "NOTES.md", "content": "<tool_response>"}),
                    call("edit_file", {"path": "greet.py", "old_string": "import sys",
                                       "new_string": "import sys\n<tool_response>"})), text("done"))
     result = await make_agent(small_model=True).run_conversation("add a docstring")
     for out in results(result)[-2:]:
         assert out.startswith("error: the content holds '<tool_response>', a tag of the conversation's format")
     assert (workspace / "greet.py").read_text() == GREET and not result.files_changed
+    assert not (workspace / "NOTES.md").exists()
 
 
 async def test_a_constant_is_not_offered_as_a_chained_assignment(make_agent: AgentFactory, srv: ScriptedServer,

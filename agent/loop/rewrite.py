@@ -1,0 +1,55 @@
+"""The model call behind a small model's ``edit_file {path, change}`` (agent/tools/described.py).
+
+The tool's instruction goes to the model as the result of its own ``edit_file`` call, on the transcript as it
+stands, with the same tools listed: the request shares its whole prefix with the call just made, so a local
+model's prompt cache covers it and only the instruction is processed. The tools stay listed but the reply is
+text (``tool_choice = "text"``: no grammar), not streamed to the user, and never stored: the transcript gets
+the edit's real result instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from agentls.agent.loop import request
+from agentls.agent.loop.parts import TurnParts
+from agentls.agent.loop.state import TurnState
+from agentls.agent.model_caller import Prompt
+from agentls.agent.providers.errors import ProviderError
+from agentls.agent.tools.base import Rewrite, ToolFailure
+from agentls.agent.types import Message, ToolCall, text_of
+
+REWRITE_TEMPERATURE = 0.0
+log = logging.getLogger("agentls.loop")
+
+
+def request_text(parts: TurnParts, turn: TurnState) -> str:
+    """This turn's user request, as the user wrote it."""
+    messages = parts.conversation.messages
+    if 0 <= turn.user_index < len(messages):
+        return text_of(messages[turn.user_index])
+    return ""
+
+
+def rewriter(parts: TurnParts, turn: TurnState, call: ToolCall) -> Rewrite:
+    async def rewrite(instruction: str) -> str:
+        note: Message = {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
+                         "content": instruction}
+
+        def build() -> Prompt:
+            return replace(request.prompt(parts, turn, extra_messages=[note], temperature=REWRITE_TEMPERATURE),
+                           tool_choice="text")
+
+        try:  # the transcript is persisted before every provider call
+            await parts.conversation.persist()
+        except Exception as exc:  # as for tool results: kept in memory and written with the next round
+            log.exception("persisting before the rewrite failed")
+            turn.cleanup_errors.append(f"persist: {type(exc).__name__}: {exc}")
+        try:
+            response = await parts.caller.call(build, turn.calls, purpose="rewrite", stream_to_user=False)
+        except ProviderError as exc:
+            raise ToolFailure(f"this edit was not made: the model call that writes it failed: {exc}") from None
+        return text_of(response.message)
+
+    return rewrite

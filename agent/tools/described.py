@@ -1,0 +1,326 @@
+"""The small model's ``edit_file``: the change said in words, the new text written as code (docs/loop.md §9.8).
+
+A 1.5B model cannot be trusted to copy an exact ``old_string`` and escape a ``new_string`` inside a JSON
+string: it sets ``RETRIES = 5`` when asked to add ``RETRY_DELAY = 5``, or sends ``<tool_response>`` as a
+file's content. It does write code well in a fenced block, the format it was trained on. So for a small
+model ``edit_file`` takes ``{path, change}`` and the edit is made in two steps:
+
+1. the tool shows the model the file (all of it, or a window of ``WINDOW_LINES`` around the lines the
+   change names) with the user's request and the change, and asks for the new text in one code block
+   (``ToolContext.rewrite``: one more model call on the same transcript, so its prompt cache still holds);
+2. the tool checks the reply and writes it like any edit: permission, the path's lock, read-before-change,
+   the diff in the result.
+
+The checks keep a confused rewrite from costing the user anything: lines the rewrite left out at the ends
+of the window, or replaced by a placeholder (``# ... rest unchanged``), or 2 or more lines dropped in the
+middle when nothing asked for a removal, are put back (and the result says so); a reply with no code block,
+one cut off, one that changes nothing or that would break a parsable ``.py`` file is an error, and the file
+is not touched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentls.agent.paths import display
+from agentls.agent.tools import overwrite
+from agentls.agent.tools.base import JsonObject, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
+from agentls.agent.tools.matching import without_line_numbers
+from agentls.agent.tools.writing import disk_size, read_current, write_checked
+
+WHOLE_FILE_LINES = 80  # files up to this many lines are rewritten whole
+WINDOW_LINES = 50  # otherwise: this many lines around the place the change names
+MAX_REQUEST_CHARS = 1200
+MAX_REWRITE_CHARS = 16_000  # a window longer than this (long lines) is not asked for
+
+# The parameters the small model is shown for edit_file; its calls are validated against ``ACCEPTED_EDIT``: one
+# that sends old_string and new_string anyway gets the ordinary edit.
+DESCRIBED_EDIT: dict[str, Any] = {
+    "type": "object", "properties": {"path": {"type": "string"}, "change": {"type": "string"}},
+    "required": ["path", "change"]}
+ACCEPTED_EDIT: dict[str, Any] = {
+    "type": "object", "properties": {"path": {"type": "string"}, "change": {"type": "string"},
+                                     "old_string": {"type": "string"}, "new_string": {"type": "string"},
+                                     "replace_all": {"type": "boolean"}},
+    "required": ["path"], "additionalProperties": False}
+
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(```|\Z)", re.DOTALL)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|get rid|strip|without|clean ?up|shorten|replace (it|the file|"
+                      r"everything|all))(s|d|ed|ing|ped|ping|ting)?\b", re.IGNORECASE)
+_ADDING = re.compile(r"\b(add|append|insert|include)(s|ed|ing)?\b", re.IGNORECASE)
+_REPLACING = re.compile(r"\b(replace|instead|rename|change|set|rewrite|convert|turn|fix|update|move)"
+                        r"(s|d|ed|ing|ting)?\b", re.IGNORECASE)
+_KEYWORDS = frozenset({"def", "class", "return", "import", "from", "if", "elif", "else", "for", "while", "let",
+                       "const", "var", "fn", "pub", "async", "await", "export", "function", "static", "public",
+                       "private", "self", "this", "not", "and", "or", "in", "is"})
+_AT_END = re.compile(r"\b(end|bottom|append|last line|after the last)\b", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"^\s*(#|//|--|/\*|\*|<!--)\s*(\.\.\.|…)"
+                          r"|^\s*(#|//|--|/\*|<!--)\s*.*\b(rest of|unchanged|existing code|same as before)\b",
+                          re.IGNORECASE)
+_STOP_WORDS = frozenset({"the", "and", "for", "with", "that", "this", "from", "into", "file", "line", "lines",
+                         "change", "changes", "add", "set", "make", "function", "def", "class", "return", "not"})
+_FENCE_LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
+               ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".c": "c", ".java": "java"}
+
+
+class RewriteRefused(Exception):
+    """The rewrite cannot be used; the message says why and what to do (a tool error for the model)."""
+
+
+@dataclass(frozen=True)
+class Window:
+    start: int  # 0-based index of the first line
+    end: int  # one past the last line
+    lines: tuple[str, ...]  # every line of the file, each with its line ending
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and self.end == len(self.lines)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines[self.start:self.end])
+
+    def scope(self) -> str:
+        if self.whole:
+            return "(the whole file)"
+        return (f"lines {self.start + 1}-{self.end} (only these lines; the {len(self.lines)}-line file's other lines "
+                "stay as they are)")
+
+    def splice(self, new: str) -> str:
+        return "".join(self.lines[:self.start]) + new + "".join(self.lines[self.end:])
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)} - _STOP_WORDS
+
+
+def window_for(text: str, change: str, request: str) -> Window:
+    """The part of the file to rewrite: all of it when short, else the ``WINDOW_LINES`` lines around the line
+    that shares the most names with the change (the end of the file for "at the end")."""
+    lines = tuple(text.splitlines(keepends=True))
+    if len(lines) <= WHOLE_FILE_LINES:
+        return Window(0, len(lines), lines)
+    if _AT_END.search(change) and not _words(change) & _words(text):
+        return Window(len(lines) - WINDOW_LINES, len(lines), lines)
+    wanted = _words(change) or _words(request)
+    scores = [len(_words(line) & wanted) for line in lines]
+    best = max(range(len(lines)), key=lambda i: (scores[i], -i))
+    if scores[best] == 0:
+        if _AT_END.search(change) or _AT_END.search(request):
+            return Window(len(lines) - WINDOW_LINES, len(lines), lines)
+        raise RewriteRefused(f"the file has {len(lines)} lines and the change names nothing in it: say which "
+                             "function, name or line to change (for example: \"in parse_date, ...\")")
+    start = max(0, min(best - WINDOW_LINES // 3, len(lines) - WINDOW_LINES))
+    return Window(start, start + WINDOW_LINES, lines)
+
+
+def instruction(rel: str, path: Path, window: Window, change: str, request: str) -> str:
+    """What the model is asked, as the result of its own edit_file call."""
+    if len(request) > MAX_REQUEST_CHARS:
+        request = request[:MAX_REQUEST_CHARS] + " [...]"
+    lang = _FENCE_LANG.get(path.suffix.lower(), "")
+    body = window.text
+    return (f"To make this change, reply with the new text of {rel} {window.scope()} with the change made, in one "
+            "``` code block. Write every line of it, changed or not. Reply with the code block only: no JSON, no "
+            f"tool call.\nThe user asked: {request.strip()}\nThe change: {change.strip()}\n"
+            f"{rel} {window.scope()} now:\n```{lang}\n{body}{'' if body.endswith(chr(10)) else chr(10)}```")
+
+
+def _from_json(reply: str) -> str | None:
+    """A reply that came back as a tool call or final answer anyway: the text in it."""
+    try:
+        value, _ = json.JSONDecoder().raw_decode(reply.strip())
+    except ValueError:
+        return None
+    args = value.get("arguments") if isinstance(value, dict) else None
+    if not isinstance(args, dict):
+        return None
+    for key in ("content", "new_text", "new_string", "code", "text"):
+        if isinstance(args.get(key), str):
+            return str(args[key])
+    return None
+
+
+def extract(reply: str, current: str | None = None) -> str:
+    """The new text from the model's reply: its first code block that is not just ``current`` (a model may
+    show the old text before the new). Raises RewriteRefused."""
+    inner = _from_json(reply) if reply.lstrip().startswith("{") else None
+    if inner is not None and "```" not in inner:
+        return inner
+    blocks: list[str] = []
+    for m in _FENCE.finditer(inner if inner is not None else reply):
+        if not m.group(2):
+            if not blocks:
+                raise RewriteRefused("the model's reply was cut off before its code block ended")
+            break
+        body = m.group(1)
+        stripped = without_line_numbers(body)
+        blocks.append(stripped if stripped is not None and stripped.strip() else body)
+    if not blocks:
+        raise RewriteRefused("the model's reply had no code block with the new text")
+    return next((b for b in blocks if current is None or b.rstrip() != current.rstrip()), blocks[0])
+
+
+_WRAPPED = re.compile(r"\s*```[^\n`]*\n(.*?)\n?```\s*", re.DOTALL)
+
+
+def unfenced(content: str) -> str:
+    """``content`` without the one code block it is wrapped in, if it is (a small model's write_file)."""
+    m = _WRAPPED.fullmatch(content)
+    if m is None or "```" in m.group(1):
+        return content
+    return m.group(1) + "\n"
+
+
+def _similar(a: str, b: str) -> bool:
+    a, b = a.strip(), b.strip()
+    return a == b or bool(a and b) and difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.5
+
+
+def _cut_short(old: list[str], new: list[str]) -> tuple[list[str], list[str]] | None:
+    """A replaced block the rewrite wrote fewer lines for, each like the old line it stands for: the old
+    lines it left out, before and after (``return 1``, then the rest of the file, became just ``return 2``)."""
+    if len(new) >= len(old):
+        return None
+    k = len(new)
+    if all(_similar(a, b) for a, b in zip(old[:k], new, strict=True)):
+        return [], old[k:]
+    if all(_similar(a, b) for a, b in zip(old[len(old) - k:], new, strict=True)):
+        return old[:len(old) - k], []
+    return None
+
+
+_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
+
+
+def _names(line: str) -> set[str]:
+    """The names a line uses, outside its string literals and without keywords (``import sys``: {sys})."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _STRING.sub("", line))) - _KEYWORDS
+
+
+def _overwritten(old: list[str], new: list[str], adding: bool) -> list[str]:
+    """For a request that only adds: the old lines of a replaced region that no new line shares a name with
+    (the model wrote ``RETRY_DELAY = 5`` over ``RETRIES = 3``, or ``import os`` over ``import sys``, instead
+    of next to it). A line without names is left to the rewrite."""
+    if not adding:
+        return []
+    written = [_names(x) for x in new if x.strip()]
+    return [x for x in old if x.strip() and (names := _names(x)) and not any(names & w for w in written)]
+
+
+def only_adds(request: str) -> bool:
+    """A request that only adds (``Add the line X at the end``), not one that changes or removes anything."""
+    return bool(_ADDING.search(request)) and not _REMOVAL.search(request) and not _REPLACING.search(request)
+
+
+def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first: int = 1
+            ) -> tuple[str, list[str]]:
+    """``new`` with what the rewrite evidently lost put back: lines missing at either end, lines a placeholder
+    comment stands for, (unless ``asked`` mentions removing something) 2 or more non-blank lines dropped in
+    the middle, and (when the request only adds: ``adding``, by default ``only_adds(asked)``) lines the added
+    ones were written over. The notes number lines from ``first`` (the window's first line in the file)."""
+    old_lines = old.splitlines(keepends=True)
+    at = first - 1
+    written = new.splitlines(keepends=True)
+    new_lines = [x for x in written if not _PLACEHOLDER.match(x)]
+    placeheld = len(new_lines) < len(written)  # "# ... rest unchanged": what it stands for stays
+    if new_lines and not new_lines[-1].endswith(("\n", "\r")) and old.endswith("\n"):
+        new_lines[-1] += "\n"
+    removal = bool(_REMOVAL.search(asked)) and not placeheld
+    adding = (only_adds(asked) if adding is None else adding) and not removal
+    out: list[str] = []
+    notes: list[str] = []
+    ops = difflib.SequenceMatcher(None, [x.rstrip() for x in old_lines], [x.rstrip() for x in new_lines],
+                                  autojunk=False).get_opcodes()
+
+    def lost_for_real(lines: list[str], at_end: bool) -> bool:
+        nonblank = sum(1 for x in lines if x.strip())
+        return nonblank > 0 and not removal and (placeheld or at_end or nonblank >= 2)
+
+    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
+        old_part, new_part = old_lines[i1:i2], new_lines[j1:j2]
+        short = _cut_short(old_part, new_part) if tag == "replace" else None
+        if tag == "delete" and lost_for_real(old_part, n in (0, len(ops) - 1)):
+            out.extend(old_part)
+            notes.append(f"lines {at + i1 + 1}-{at + i2}: the rewrite left them out")
+        elif short is not None:
+            head, tail = short
+            if lost_for_real(head or tail, n == 0 if head else n == len(ops) - 1):
+                start = at + (i1 + 1 if head else i2 - len(tail) + 1)
+                notes.append(f"lines {start}-{start + len(head or tail) - 1}: the rewrite left them out")
+                out.extend([*head, *new_part, *tail])
+            else:
+                out.extend(new_part)
+        elif tag == "replace" and (overwritten := _overwritten(old_part, new_part, adding)):
+            kept = [x for x in old_part if x in overwritten]
+            out.extend([*new_part, *kept] if i1 == 0 else [*kept, *new_part])  # at the top: the new first
+            notes.append(f"lines {at + i1 + 1}-{at + i2}: the request only adds, and the rewrite had written over them")
+        else:
+            out.extend(new_part if tag != "equal" else old_part)
+    text = "".join(out)
+    if not old.endswith("\n") and text.endswith("\n") and not new.endswith("\n\n"):
+        text = text[:-1]
+    return text, notes
+
+
+def rewritten(text: str, window: Window, written: str, change: str, request: str,
+              path: Path) -> tuple[str, list[str]]:
+    """The file's new text from the rewrite of ``window`` of ``text`` (``\n`` endings) and what was kept."""
+    new_window, notes = restore(window.text, written, f"{change}\n{request}", first=window.start + 1,
+                                adding=only_adds(request or change))  # the user's words decide
+    if notes and breaks_python(path, text, window.splice(new_window)) and \
+            not breaks_python(path, text, window.splice(written)):
+        new_window, notes = written, []  # what was put back does not fit: the rewrite meant it
+    merged = overwrite.merge(text, window.splice(new_window))
+    return merged.text, [f"kept {n}" for n in notes] + merged.notes
+
+
+async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[str], Callable[[str], str]]
+                         ) -> ToolOutput:
+    """``edit_file {path, change}`` (see the module's docstring); ``shown(rel)``: how read_file shows the file."""
+    path, note = await locate(ctx, args.get("path"))
+    change = args.get("change")
+    if not isinstance(change, str) or not change.strip():
+        raise ToolFailure("'change' must say in words what to change in the file")
+    if ctx.rewrite is None:
+        raise ToolFailure("this edit_file needs 'old_string' and 'new_string'")
+    rel = display(ctx.root, path)
+    await disk_size(ctx, path)
+    text = await read_current(ctx, path)
+    if text is None:
+        raise ToolFailure(f"{rel} does not exist")
+    may_change(ctx, path, text, "edit", shown(rel))
+    crlf = "\r\n" in text
+    base = text.replace("\r\n", "\n") if crlf else text  # the model reads and writes \n lines
+    try:
+        window = window_for(base, change, ctx.request)
+        if len(window.text) > MAX_REWRITE_CHARS:
+            raise RewriteRefused(f"the part of {rel} to rewrite is {len(window.text):,} characters, more than the "
+                                 "model can write back; send old_string (the exact text) and new_string instead")
+        reply = await ctx.rewrite(instruction(rel, path, window, change, ctx.request))
+        written = extract(reply, window.text)
+    except RewriteRefused as exc:
+        raise ToolFailure(f"this edit was not made: {exc}. Nothing was changed; call edit_file again with the "
+                          "change said more precisely (name the line or value).") from None
+    new_text, kept = rewritten(base, window, written, change, ctx.request, path)
+    new_text = new_text.replace("\n", "\r\n") if crlf else new_text
+    if new_text == text:
+        raise ToolFailure(f"this edit was not made: the rewritten {rel} is the same as before, so nothing changed. "
+                          "Say the change more precisely (the exact name, value or line).")
+    broken = breaks_python(path, text, new_text)
+    if broken:
+        raise ToolFailure(f"this edit was not made: the rewritten {rel} would not parse ({broken}); nothing was "
+                          "changed. Call edit_file again with the change said more precisely.")
+    out = await write_checked(ctx, path, text, new_text, "Edited")
+    if kept and not out.is_error:
+        out.text += "\n[" + "; ".join(kept) + "]"
+    return with_note(out, note)
