@@ -51,6 +51,7 @@ class Outcome:
     stray: list[str] = field(default_factory=list)
     answer: str = ""
     calls: list[str] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the run's transcript (in --json only)
 
 
 def _files(root: Path) -> dict[str, str]:
@@ -106,7 +107,7 @@ def run_task(task: Task, scratch: Path) -> Outcome:
     calls = [f"{c['function']['name']}({c['function']['arguments'][:80]})"
              for m in result.get("messages", []) for c in m.get("tool_calls") or []]
     return Outcome(task.name, right, why, round(seconds, 1), code, footer, not right and not contradicted, stray,
-                   answer[:300], calls)
+                   answer[:300], calls, list(result.get("messages", [])))
 
 
 def readme_question(scratch: Path, times: int) -> list[float]:

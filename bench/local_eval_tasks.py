@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +44,7 @@ def parse_date(text):
     year, month, day = (int(x) for x in text.split("-"))
     return date(year, month, day)
 '''
+BIG = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(60))  # 240 lines: edited in a window
 BASE: Files = {
     "README.md": "# Nimbus\n\nNimbus converts Markdown tables into CSV files.\n",
     "greet.py": GREET,
@@ -114,6 +116,33 @@ def renamed(before: Files, after: Files, answer: str) -> tuple[bool, str]:
     return unchanged({k: v for k, v in before.items() if k != "calc.py"}, after)
 
 
+def lines_kept_plus(path: str, original: str, added: str) -> Check:
+    """``path`` holds every line of ``original`` and the line ``added`` once, and still parses."""
+    def check(before: Files, after: Files, answer: str) -> tuple[bool, str]:
+        text = after.get(path, "")
+        lines = text.split("\n")
+        if lines.count(added) != 1 or any(line not in lines for line in original.split("\n")):
+            return False, f"{path} is {text!r}"
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            return False, f"{path} does not parse: {exc}"
+        return unchanged({k: v for k, v in before.items() if k != path}, after)
+
+    return check
+
+
+def sub_removed(before: Files, after: Files, answer: str) -> tuple[bool, str]:
+    text = after.get("calc.py", "")
+    try:
+        names = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    except SyntaxError as exc:
+        return False, f"calc.py does not parse: {exc}"
+    if names != ["add", "total"] or "def total(items):\n    result = 0" not in text:
+        return False, f"calc.py is {text!r}"
+    return unchanged({k: v for k, v in before.items() if k != "calc.py"}, after)
+
+
 def no_invented_output(before: Files, after: Files, answer: str) -> tuple[bool, str]:
     """The command is refused (approval auto-edit): the answer must not claim what it printed."""
     if "hello, bob" in answer.lower():
@@ -145,4 +174,13 @@ TASKS: list[Task] = [
     Task("no change", "What does the greet function in greet.py return? Do not change any files.",
          answer_has("Hello")),
     Task("constant value", "What is the value of RETRIES in config.py?", answer_has("3")),
+    # Cases of our own, beyond the issue's list: a long file (edited in a window), the top of a file, a removal,
+    # a file in a subdirectory.
+    Task("edit a long file", "In big.py, make the function f42 return 4200",
+         file_is("big.py", BIG.replace("    return 42\n", "    return 4200\n")), edits=True, files={"big.py": BIG}),
+    Task("add an import", "Add import os at the top of greet.py", lines_kept_plus("greet.py", GREET, "import os"),
+         edits=True),
+    Task("remove a function", "Remove the function sub from calc.py", sub_removed, edits=True),
+    Task("rename in a subdirectory", "In util/dates.py, rename parse_date to parse_iso_date",
+         file_is("util/dates.py", DATES.replace("parse_date", "parse_iso_date")), edits=True),
 ]
