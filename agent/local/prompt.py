@@ -48,6 +48,8 @@ SHORT_DESCRIPTIONS = {
     "search_files": "Search file contents for a regex (lowercase: any case).",
     "terminal": "Run a shell command in the workspace.",
     "todo": "Set the task plan.",
+    "diagnostics": "The errors and warnings the editor shows for a file.",
+    "fetch_url": "Fetch a web page as Markdown.",
 }
 
 
@@ -96,9 +98,9 @@ def grammar_paths(files: list[str]) -> list[str] | None:
 
 # Arguments the small model is offered for each built-in tool (a subset: fewer ways to go wrong, fewer
 # tokens). Arguments left out keep their defaults; ``todo`` is not offered at all.
-KEPT_ARGUMENTS = {"read_file": ("path",), "write_file": ("path", "content"),
-                  "list_dir": ("path",),
-                  "search_files": ("pattern", "path"), "terminal": ("command",)}
+KEPT_ARGUMENTS = {"read_file": ("path",), "write_file": ("path", "content"), "list_dir": ("path",),
+                  "search_files": ("pattern", "path"), "terminal": ("command",), "diagnostics": ("path",),
+                  "fetch_url": ("url",)}
 HIDDEN_TOOLS = frozenset({"todo"})
 # Tools the small model is shown with other parameters than the registry's, and what its calls of them are
 # validated against.

@@ -111,8 +111,8 @@ async def write_checked(ctx: ToolContext, path: Path, old: str | None, new: str,
     summary = change_summary(base, content)
     extra = "".join(f"; {note}" for note in notes)
     text = f"{verb} {rel} ({summary}{extra})"
-    if ctx.small_model:  # it otherwise goes on "improving" a finished change (first: it parrots what comes last)
-        text += " " + advice.DONE
+    if ctx.small_model and base is not None:  # it otherwise goes on "improving" a finished change (placed first:
+        text += " " + advice.DONE  # it repeats what comes last in its answer; a new file needs no such advice)
     if base is not None:
         text += "\n" + overwrite.unified(base, content, rel)
     return ToolOutput(text, content=[diff], locations=[events.location(str(path))])
