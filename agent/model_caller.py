@@ -54,6 +54,7 @@ class Prompt:
     tools: Sequence[ToolSchema] = ()
     tool_choice: str | None = None  # "none", "required", "text" or None (ProviderRequest.tool_choice)
     paths: Sequence[str] | None = None  # tool_mode json: the workspace's files, for the grammar (never text)
+    held_back: Sequence[str] = ()  # tool_mode json: tools the grammar leaves out this step
     temperature: float | None = None  # this call's own (a resample); None: the configured one
 
 
@@ -98,7 +99,8 @@ class ModelCaller:
                                       stream=options.stream, max_tokens=options.max_tokens,
                                       temperature=options.temperature if p.temperature is None else p.temperature,
                                       cache=self.wire_cache, purpose=purpose,
-                                      tool_choice=p.tool_choice, paths=p.paths)
+                                      tool_choice=p.tool_choice, paths=p.paths,
+                                      held_back=p.held_back)
             state.api_calls += 1
             try:
                 response = await provider.complete(request, self._sink if stream_to_user else None)

@@ -26,6 +26,7 @@ from agentls.agent.types import Message, ToolCall, text_of
 
 MAX_FILES = 3
 _TOKEN = re.compile(r"[\w][\w./-]*\.[A-Za-z0-9]+")
+_CREATE = re.compile(r"\b(create|new|write|save|copy|generate|make)\b", re.IGNORECASE)
 _RUN = re.compile(r"\b(run|runs|execute|launch|start|test|tests)\b", re.IGNORECASE)
 
 
@@ -58,6 +59,7 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     if not files:
         return
     turn.named_files = tuple(files)
+    turn.changes_only = len(set(_TOKEN.findall(text))) == len(files) and not _CREATE.search(text)
     calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",
               "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]
     message: Message = conversation.call_ids.assign(

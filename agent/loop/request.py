@@ -85,6 +85,12 @@ def _failed_edit(message: Message) -> bool:
         and bool((message.get("meta") or {}).get("error"))
 
 
+def held_back(parts: TurnParts, turn: TurnState) -> tuple[str, ...]:
+    """A small model's request that names only existing files and asks to create nothing: write_file is left
+    out of the grammar (it otherwise "rewrites" a named file with junk, a wasted step at best)."""
+    return ("write_file",) if parts.views.small_model and turn.changes_only else ()
+
+
 def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user: str | None = None,
            extra_messages: list[Message] | None = None, paths: list[str] | None = None,
            temperature: float | None = None) -> Prompt:
@@ -93,4 +99,4 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
                   messages=conversation.call_ids.for_provider(
                       view(conversation.messages, turn, extra_user, extra_messages), conversation.messages),
                   tools=parts.views.schemas() if tools else (), tool_choice=tool_choice(parts, turn, tools),
-                  paths=paths, temperature=temperature)
+                  paths=paths, temperature=temperature, held_back=held_back(parts, turn))

@@ -24,3 +24,4 @@ class TurnState:
     outcome: OutcomeRecorder = field(default_factory=OutcomeRecorder)  # what the turn really did
     guard: LoopGuard = field(default_factory=LoopGuard)  # repeated identical calls stop tool use
     named_files: tuple[str, ...] = ()  # a small model's request: the workspace files it names (loop/preread.py)
+    changes_only: bool = False  # ... and it names no other file and asks to create nothing

@@ -112,9 +112,9 @@ class OpenAIProvider:
 
                 turn_start = bool(messages) and messages[-1].get("role") == "user"
                 must_act = (self.act_first and turn_start) or request.tool_choice == "required"
+                offered = [t for t in request.tools if t.get("function", {}).get("name") not in request.held_back]
                 head["response_format"] = build_response_format(
-                    () if request.tool_choice == "none" else request.tools, allow_final=not must_act,
-                    paths=request.paths)
+                    () if request.tool_choice == "none" else offered, allow_final=not must_act, paths=request.paths)
         if request.max_tokens is not None:
             head["max_tokens"] = request.max_tokens
         if request.temperature is not None:

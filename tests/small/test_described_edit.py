@@ -312,3 +312,23 @@ async def test_the_old_text_shown_before_the_new_is_passed_over(make_agent: Agen
              text("done"))
     await make_agent(small_model=True).run_conversation(ASK)
     assert (workspace / "greet.py").read_text() == DOCSTRING
+
+
+async def test_a_request_to_change_named_files_is_not_offered_write_file(make_agent: AgentFactory,
+                                                                         srv: ScriptedServer,
+                                                                         workspace: Path) -> None:
+    """The real model's first step after reading greet.py was often write_file with "<tool_response>" as the
+    content. A request that names only existing files and asks to create nothing leaves write_file out of the
+    grammar (still listed: the prompt, and its cache, stay the same)."""
+    def offered(req: RecordedRequest) -> list[str]:
+        return [v["properties"]["name"]["const"] for v in req.body["response_format"]["json_schema"]["schema"]["anyOf"]]
+
+    answer = text(json.dumps({"name": "final_answer", "arguments": {"text": "ok"}}))
+    cases = [("In greet.py, add a docstring to greet", False), ("Create NOTES.md with a note", True),
+             ("Copy greet.py to hello.py", True), ("Add a docstring to greet", True)]
+    for ask, write_file in cases:
+        srv.requests.clear()
+        srv.push(answer)
+        await make_agent(small_model=True, tool_mode="json").run_conversation(ask)
+        assert ("write_file" in offered(srv.requests[-1])) is write_file, ask
+        assert any(t["function"]["name"] == "write_file" for t in srv.requests[-1].body["tools"])
