@@ -26,7 +26,7 @@ from agentls.agent.types import Message, ToolCall, text_of
 
 MAX_FILES = 3
 _TOKEN = re.compile(r"[\w][\w./-]*\.[A-Za-z0-9]+")
-_CREATE = re.compile(r"\b(create|new|write|save|copy|generate|make)\b", re.IGNORECASE)
+_CREATE = re.compile(r"\b(create|new|write|save|copy|generate|duplicate)\b", re.IGNORECASE)
 _RUN = re.compile(r"\b(run|runs|execute|launch|start|test|tests)\b", re.IGNORECASE)
 
 
