@@ -31,6 +31,7 @@ from typing import Any
 from agentls.agent.paths import display
 from agentls.agent.tools import overwrite
 from agentls.agent.tools.base import JsonObject, ToolContext, ToolFailure, ToolOutput
+from agentls.agent.tools.fences import code_blocks, fence_for
 from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
 from agentls.agent.tools.matching import without_line_numbers
 from agentls.agent.tools.writing import disk_size, read_current, write_checked
@@ -51,7 +52,6 @@ ACCEPTED_EDIT: dict[str, Any] = {
                                      "replace_all": {"type": "boolean"}},
     "required": ["path"], "additionalProperties": False}
 
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)(```|\Z)", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _REMOVAL = re.compile(r"\b(remove|delete|drop|cut|get rid|strip|without|clean ?up|shorten|replace (it|the file|"
                       r"everything|all))(s|d|ed|ing|ped|ping|ting)?\b", re.IGNORECASE)
@@ -129,10 +129,11 @@ def instruction(rel: str, path: Path, window: Window, change: str, request: str)
         request = request[:MAX_REQUEST_CHARS] + " [...]"
     lang = _FENCE_LANG.get(path.suffix.lower(), "")
     body = window.text
+    fence = fence_for(body)  # a README's own ``` blocks stay inside it
     return (f"To make this change, reply with the new text of {rel} {window.scope()} with the change made, in one "
-            "``` code block. Write every line of it, changed or not. Reply with the code block only: no JSON, no "
-            f"tool call.\nThe user asked: {request.strip()}\nThe change: {change.strip()}\n"
-            f"{rel} {window.scope()} now:\n```{lang}\n{body}{'' if body.endswith(chr(10)) else chr(10)}```")
+            f"{fence} code block. Write every line of it, changed or not. Reply with the code block only: no JSON, "
+            f"no tool call.\nThe user asked: {request.strip()}\nThe change: {change.strip()}\n"
+            f"{rel} {window.scope()} now:\n{fence}{lang}\n{body}{'' if body.endswith(chr(10)) else chr(10)}{fence}")
 
 
 def _from_json(reply: str) -> str | None:
@@ -154,31 +155,19 @@ def extract(reply: str, current: str | None = None) -> str:
     """The new text from the model's reply: its first code block that is not just ``current`` (a model may
     show the old text before the new). Raises RewriteRefused."""
     inner = _from_json(reply) if reply.lstrip().startswith("{") else None
-    if inner is not None and "```" not in inner:
-        return inner
+    if inner is not None and not inner.lstrip().startswith(("```", "~~~")):
+        return inner  # the file itself (a README's own ``` blocks included)
     blocks: list[str] = []
-    for m in _FENCE.finditer(inner if inner is not None else reply):
-        if not m.group(2):
+    for block in code_blocks(inner if inner is not None else reply):
+        if not block.closed:
             if not blocks:
                 raise RewriteRefused("the model's reply was cut off before its code block ended")
             break
-        body = m.group(1)
-        stripped = without_line_numbers(body)
-        blocks.append(stripped if stripped is not None and stripped.strip() else body)
+        stripped = without_line_numbers(block.body)
+        blocks.append(stripped if stripped is not None and stripped.strip() else block.body)
     if not blocks:
         raise RewriteRefused("the model's reply had no code block with the new text")
     return next((b for b in blocks if current is None or b.rstrip() != current.rstrip()), blocks[0])
-
-
-_WRAPPED = re.compile(r"\s*```[^\n`]*\n(.*?)\n?```\s*", re.DOTALL)
-
-
-def unfenced(content: str) -> str:
-    """``content`` without the one code block it is wrapped in, if it is (a small model's write_file)."""
-    m = _WRAPPED.fullmatch(content)
-    if m is None or "```" in m.group(1):
-        return content
-    return m.group(1) + "\n"
 
 
 def _similar(a: str, b: str) -> bool:

@@ -12,7 +12,8 @@ from agentls.agent.safe_write import UnsafeTarget
 from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
 from agentls.agent.tools import advice, matching, overwrite
 from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.described import described_edit, unfenced
+from agentls.agent.tools.described import described_edit
+from agentls.agent.tools.fences import unfenced
 from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
 from agentls.agent.tools.writing import disk_size, read_current, refused, write_checked
 
@@ -92,7 +93,7 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolFailure("'content' must be a string")
-    content = unfenced(content) if ctx.small_model else content  # it wraps a file in a code block
+    content = unfenced(content, path.suffix) if ctx.small_model else content  # it wraps a file in a code block
     await disk_size(ctx, path)
     old = await read_current(ctx, path)
     rel = display(ctx.root, path)

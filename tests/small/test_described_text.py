@@ -10,9 +10,9 @@ from agentls.agent.tools.described import (
     RewriteRefused,
     extract,
     restore,
-    unfenced,
     window_for,
 )
+from agentls.agent.tools.fences import unfenced
 
 CODE = "a = 1\nb = 2\n"
 

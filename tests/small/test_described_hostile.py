@@ -1,0 +1,89 @@
+"""What a confused rewrite may not cost the user (agent/tools/described.py, agent/tools/fences.py, docs/loop.md §9.8):
+a README's own code blocks, a reply of only the changed line, a window the model wrote past, numbered data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.agent.tools.described import RewriteRefused, extract
+from agentls.agent.tools.fences import unfenced
+
+from .conftest import AgentFactory, results
+
+README = ("# Tool\n\nIntro.\n\n## Install\n\n```bash\npip install tool\n```\n\n## Usage\n\n```\ntool run\n```\n\n"
+          "## License\n\nMIT\n")
+NO_LICENSE = README[:README.index("\n## License")]
+
+
+def _instruction(req: RecordedRequest) -> str | None:
+    ask = str(req.body["messages"][-1]["content"])
+    return ask if ask.startswith("To make this change") else None
+
+
+@pytest.mark.parametrize("fence", ["````", "```"])
+async def test_a_readme_with_code_blocks_keeps_them_and_a_removal_removes_only_what_was_asked(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path, fence: str) -> None:
+    """The README's first inner ``` used to end the rewrite's block: with "remove" asked, the file was cut to
+    its first 6 lines and the edit reported done. The README is shown in a ```` block; a model that answers
+    with ``` anyway is read right as long as its inner blocks that open have a language."""
+    readme = README.replace("```\ntool run", "```sh\ntool run") if fence == "```" else README
+    (workspace / "README.md").write_text(readme)
+    asked: list[str] = []
+
+    def respond(req: RecordedRequest) -> Reply:
+        ask = _instruction(req)
+        if ask is None:
+            return text("done")
+        asked.append(ask)
+        return text(f"{fence}markdown\n{readme[:readme.index(chr(10) + '## License')]}{fence}")
+
+    srv.push(tools(call("read_file", {"path": "README.md"})),
+             tools(call("edit_file", {"path": "README.md", "change": "remove the License section"})))
+    srv.set_responder(respond)
+    result = await make_agent(small_model=True).run_conversation("Remove the License section from README.md")
+    assert (workspace / "README.md").read_text() == readme[:readme.index("\n## License")]
+    assert "in one ```` code block" in asked[0] and f"````markdown\n{readme}````" in asked[0]
+    assert results(result)[-1].startswith("Edited README.md (+0 -4 lines)")
+
+
+@pytest.mark.parametrize("reply", [
+    f"````markdown\n{README}````", f"Here:\n````\n{README}````\nDone.", f"~~~markdown\n{README}~~~",
+    json.dumps({"name": "write_file", "arguments": {"path": "README.md", "content": README}}),
+    json.dumps({"name": "final_answer", "arguments": {"text": f"````markdown\n{README}````"}}),
+])
+def test_a_text_with_code_blocks_comes_back_whole(reply: str) -> None:
+    assert extract(reply, "old") == README
+
+
+def test_a_nested_reply_cut_off_is_refused_not_cut_at_an_inner_block() -> None:
+    cut = f"````markdown\n{README[:README.index('## Usage')]}"
+    with pytest.raises(RewriteRefused, match="cut off"):
+        extract(cut, README)
+    sh = README.replace("```\ntool run", "```sh\ntool run")
+    with pytest.raises(RewriteRefused, match="cut off"):
+        extract(f"```markdown\n{sh[:sh.index('## License')]}", sh)
+
+
+def test_a_block_closed_on_its_last_line_and_inline_fences_in_prose() -> None:
+    assert extract("```python\na = 1\nb = 2```") == "a = 1\nb = 2\n"
+    assert extract("Use ```x``` like this:\n```python\na = 1\n```") == "a = 1\n"
+
+
+def test_a_markdown_file_that_is_one_code_block_is_written_as_sent() -> None:
+    snippet = "```python\nprint('hi')\n```\n"
+    assert unfenced(snippet, ".md") == snippet
+    assert unfenced("```markdown\n# Notes\n```", ".md") == "# Notes\n"
+    assert unfenced(snippet, ".py") == "print('hi')\n"
+    assert unfenced(f"````markdown\n{README}````", ".md") == README
+
+
+async def test_a_small_models_new_markdown_file_that_is_one_code_block_keeps_its_fence(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    snippet = "```python\nprint('hi')\n```\n"
+    srv.push(tools(call("write_file", {"path": "example.md", "content": snippet})), text("done"))
+    await make_agent(small_model=True).run_conversation("Create example.md with a python block that prints hi")
+    assert (workspace / "example.md").read_text() == snippet
