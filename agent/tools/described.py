@@ -157,13 +157,14 @@ def extract(reply: str, current: str | None = None) -> str:
     inner = _from_json(reply) if reply.lstrip().startswith("{") else None
     if inner is not None and not inner.lstrip().startswith(("```", "~~~")):
         return inner  # the file itself (a README's own ``` blocks included)
+    numbered = current is not None and without_line_numbers(current) is not None  # "1\tapple": a .tsv's own
     blocks: list[str] = []
     for block in code_blocks(inner if inner is not None else reply):
         if not block.closed:
             if not blocks:
                 raise RewriteRefused("the model's reply was cut off before its code block ended")
             break
-        stripped = without_line_numbers(block.body)
+        stripped = None if numbered else without_line_numbers(block.body)
         blocks.append(stripped if stripped is not None and stripped.strip() else block.body)
     if not blocks:
         raise RewriteRefused("the model's reply had no code block with the new text")

@@ -73,6 +73,12 @@ def test_a_block_closed_on_its_last_line_and_inline_fences_in_prose() -> None:
     assert extract("Use ```x``` like this:\n```python\na = 1\n```") == "a = 1\n"
 
 
+def test_numbered_data_keeps_its_numbers_copied_read_file_numbers_go() -> None:
+    tsv = "1\tapple\n2\tbanana\n3\tcherry\n"
+    assert extract(f"```\n{tsv}4\tdate\n```", tsv) == tsv + "4\tdate\n"
+    assert extract("```\n     1\tx = 1\n     2\ty = 2\n```", "x = 0\ny = 2\n") == "x = 1\ny = 2\n"
+
+
 def test_a_markdown_file_that_is_one_code_block_is_written_as_sent() -> None:
     snippet = "```python\nprint('hi')\n```\n"
     assert unfenced(snippet, ".md") == snippet
