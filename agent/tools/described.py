@@ -171,22 +171,28 @@ def extract(reply: str, current: str | None = None) -> str:
     return next((b for b in blocks if current is None or b.rstrip() != current.rstrip()), blocks[0])
 
 
-def _similar(a: str, b: str) -> bool:
+def _likeness(a: str, b: str) -> float:
     a, b = a.strip(), b.strip()
-    return a == b or bool(a and b) and difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.5
+    return 1.0 if a == b else difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a and b else 0.0
 
 
 def _cut_short(old: list[str], new: list[str]) -> tuple[list[str], list[str]] | None:
     """A replaced block the rewrite wrote fewer lines for, each like the old line it stands for: the old
-    lines it left out, before and after (``return 1``, then the rest of the file, became just ``return 2``)."""
-    if len(new) >= len(old):
-        return None
+    lines it left out, before and after (``return 1``, then the rest of the file, became just ``return 2``;
+    or only the changed line was written). Where the new lines fit best: ``b = 3`` stands for ``b = 2``,
+    not for the ``a = 1`` before it."""
     k = len(new)
-    if all(_similar(a, b) for a, b in zip(old[:k], new, strict=True)):
-        return [], old[k:]
-    if all(_similar(a, b) for a, b in zip(old[len(old) - k:], new, strict=True)):
-        return old[:len(old) - k], []
-    return None
+    if not k or k >= len(old):
+        return None
+    fits = []
+    for o in range(len(old) - k + 1):
+        scores = [_likeness(a, b) for a, b in zip(old[o:o + k], new, strict=True)]
+        if min(scores) >= 0.5:
+            fits.append((sum(scores), o))
+    if not fits:
+        return None
+    _, at = max(fits, key=lambda fit: (fit[0], -fit[1]))
+    return old[:at], old[at + k:]
 
 
 _STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
@@ -244,12 +250,13 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
             notes.append(f"lines {at + i1 + 1}-{at + i2}: the rewrite left them out")
         elif short is not None:
             head, tail = short
-            if lost_for_real(head or tail, n == 0 if head else n == len(ops) - 1):
-                start = at + (i1 + 1 if head else i2 - len(tail) + 1)
-                notes.append(f"lines {start}-{start + len(head or tail) - 1}: the rewrite left them out")
-                out.extend([*head, *new_part, *tail])
-            else:
-                out.extend(new_part)
+            head = head if lost_for_real(head, n == 0) else []
+            tail = tail if lost_for_real(tail, n == len(ops) - 1) else []
+            if head:
+                notes.append(f"lines {at + i1 + 1}-{at + i1 + len(head)}: the rewrite left them out")
+            if tail:
+                notes.append(f"lines {at + i2 - len(tail) + 1}-{at + i2}: the rewrite left them out")
+            out.extend([*head, *new_part, *tail])
         elif tag == "replace" and (overwritten := _overwritten(old_part, new_part, adding)):
             kept = [x for x in old_part if x in overwritten]
             out.extend([*new_part, *kept] if i1 == 0 else [*kept, *new_part])  # at the top: the new first

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
-from agentls.agent.tools.described import RewriteRefused, extract
+from agentls.agent.tools.described import RewriteRefused, extract, restore
 from agentls.agent.tools.fences import unfenced
 
 from .conftest import AgentFactory, results
@@ -85,6 +85,30 @@ def test_a_markdown_file_that_is_one_code_block_is_written_as_sent() -> None:
     assert unfenced("```markdown\n# Notes\n```", ".md") == "# Notes\n"
     assert unfenced(snippet, ".py") == "print('hi')\n"
     assert unfenced(f"````markdown\n{README}````", ".md") == README
+
+
+@pytest.mark.parametrize("old, written, asked, want", [
+    ("a = 1\nb = 2\n", "b = 3\n", "set b to 3", "a = 1\nb = 3\n"),
+    ("HOST = 'x'\nPORT = 80\nC = 10\nD = 4\nE = 5\n", "C = 30\n", "set C to 30",
+     "HOST = 'x'\nPORT = 80\nC = 30\nD = 4\nE = 5\n"),
+    ("def f():\n    x = 1\n    y = 2\n    return x + y\n\n\nprint(f())\n", "    y = 3\n    return x * y\n",
+     "make y 3 and multiply", "def f():\n    x = 1\n    y = 3\n    return x * y\n\n\nprint(f())\n"),
+])
+def test_a_reply_of_only_the_changed_lines_changes_those_lines(old: str, written: str, asked: str, want: str) -> None:
+    """Written over the wrong line (``b = 3`` over ``a = 1``), or over the whole file, with "done" reported."""
+    assert restore(old, written, asked)[0] == want
+
+
+async def test_a_reply_of_only_the_changed_line_through_a_turn(make_agent: AgentFactory, srv: ScriptedServer,
+                                                               workspace: Path) -> None:
+    config = "HOST = 'localhost'\nPORT = 8080\nTIMEOUT = 10\nRETRIES = 3\nDEBUG = False\n"
+    (workspace / "config.py").write_text(config)
+    srv.push(tools(call("read_file", {"path": "config.py"})),
+             tools(call("edit_file", {"path": "config.py", "change": "set TIMEOUT to 30"})),
+             text("```python\nTIMEOUT = 30\n```"), text("done"))
+    result = await make_agent(small_model=True).run_conversation("In config.py set TIMEOUT to 30")
+    assert (workspace / "config.py").read_text() == config.replace("TIMEOUT = 10", "TIMEOUT = 30")
+    assert results(result)[-1].startswith("Edited config.py (+1 -1 lines)")
 
 
 async def test_a_small_models_new_markdown_file_that_is_one_code_block_keeps_its_fence(
