@@ -227,7 +227,8 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
     old_lines = old.splitlines(keepends=True)
     at = first - 1
     written = new.splitlines(keepends=True)
-    new_lines = [x for x in written if not _PLACEHOLDER.match(x)]
+    copied = {x.strip() for x in old_lines}  # a comment of the file that reads like a placeholder is not one
+    new_lines = [x for x in written if not _PLACEHOLDER.match(x) or x.strip() in copied]
     placeheld = len(new_lines) < len(written)  # "# ... rest unchanged": what it stands for stays
     if new_lines and not new_lines[-1].endswith(("\n", "\r")) and old.endswith("\n"):
         new_lines[-1] += "\n"

@@ -99,6 +99,12 @@ def test_a_reply_of_only_the_changed_lines_changes_those_lines(old: str, written
     assert restore(old, written, asked)[0] == want
 
 
+def test_a_comment_of_the_file_that_reads_like_a_placeholder_does_not_undo_a_removal() -> None:
+    old = "x = 1\n# rest of the config below\ny = 2\nz = 3\n"
+    assert restore(old, "x = 1\n# rest of the config below\n", "remove y and z")[0] == \
+        "x = 1\n# rest of the config below\n"
+
+
 async def test_a_reply_of_only_the_changed_line_through_a_turn(make_agent: AgentFactory, srv: ScriptedServer,
                                                                workspace: Path) -> None:
     config = "HOST = 'localhost'\nPORT = 8080\nTIMEOUT = 10\nRETRIES = 3\nDEBUG = False\n"
