@@ -265,7 +265,7 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
         else:
             out.extend(new_part if tag != "equal" else old_part)
     text = "".join(out)
-    if not old.endswith("\n") and text.endswith("\n") and not new.endswith("\n\n"):
+    if old and not old.endswith("\n") and text.endswith("\n") and not new.endswith("\n\n"):
         text = text[:-1]
     return text, notes
 

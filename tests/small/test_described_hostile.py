@@ -105,6 +105,10 @@ def test_a_comment_of_the_file_that_reads_like_a_placeholder_does_not_undo_a_rem
         "x = 1\n# rest of the config below\n"
 
 
+def test_an_empty_file_gets_a_final_newline() -> None:
+    assert restore("", "x = 1\n", "add x = 1")[0] == "x = 1\n"
+
+
 async def test_a_reply_of_only_the_changed_line_through_a_turn(make_agent: AgentFactory, srv: ScriptedServer,
                                                                workspace: Path) -> None:
     config = "HOST = 'localhost'\nPORT = 8080\nTIMEOUT = 10\nRETRIES = 3\nDEBUG = False\n"
