@@ -270,9 +270,34 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
     return text, notes
 
 
+def _copied(ours: list[str], theirs: list[str], then: str) -> int:
+    """How many of ``ours``'s first lines are a copy of ``theirs``'s last ones (with a non-blank line), the
+    next one being ``then``."""
+    for k in range(min(len(ours) - 1, len(theirs)), 0, -1):
+        if ours[k] == then and ours[k - 1] == theirs[-1] and ours[:k] == theirs[len(theirs) - k:] and any(ours[:k]):
+            return k
+    return 0
+
+
+def within(window: Window, written: str) -> str:
+    """``written`` without the lines outside ``window`` it copied (the model read the whole file and wrote from
+    the function's first line, or on past the window's end): splicing them in would double them."""
+    if window.whole:
+        return written
+    lines = written.splitlines(keepends=True)
+    keys = [x.rstrip() for x in lines]
+    before = [x.rstrip() for x in window.lines[:window.start]]
+    after = [x.rstrip() for x in window.lines[window.end:]]
+    own = [x.rstrip() for x in window.lines[window.start:window.end]]
+    head = _copied(keys, before, own[0]) if own else 0
+    tail = _copied(keys[head:][::-1], after[::-1], own[-1]) if own else 0
+    return "".join(lines[head:len(lines) - tail])
+
+
 def rewritten(text: str, window: Window, written: str, change: str, request: str,
               path: Path) -> tuple[str, list[str]]:
     """The file's new text from the rewrite of ``window`` of ``text`` (``\n`` endings) and what was kept."""
+    written = within(window, written)
     new_window, notes = restore(window.text, written, f"{change}\n{request}", first=window.start + 1,
                                 adding=only_adds(request or change))  # the user's words decide
     if notes and breaks_python(path, text, window.splice(new_window)) and \

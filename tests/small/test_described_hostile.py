@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
-from agentls.agent.tools.described import RewriteRefused, extract, restore
+from agentls.agent.tools.described import RewriteRefused, Window, extract, restore, rewritten, window_for
 from agentls.agent.tools.fences import unfenced
 
 from .conftest import AgentFactory, results
@@ -107,6 +107,29 @@ def test_a_comment_of_the_file_that_reads_like_a_placeholder_does_not_undo_a_rem
 
 def test_an_empty_file_gets_a_final_newline() -> None:
     assert restore("", "x = 1\n", "add x = 1")[0] == "x = 1\n"
+
+
+def _long() -> str:
+    return "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(60))
+
+
+@pytest.mark.parametrize("before, after", [(4, 0), (0, 3), (152, 38)])
+def test_lines_written_past_the_window_are_not_doubled(before: int, after: int) -> None:
+    text = _long()
+    window = window_for(text, "make f42 return 4200", "")
+    lines = text.splitlines(keepends=True)
+    written = "".join(lines[window.start - before:window.end + after]).replace("return 42\n", "return 4200\n")
+    new, _ = rewritten(text, window, written, "make f42 return 4200", "", Path("m.py"))
+    assert new == text.replace("return 42\n", "return 4200\n")
+
+
+def test_a_window_whose_edge_repeats_the_line_next_to_it_keeps_it() -> None:
+    lines = tuple(f"x{i} = {i}\n" for i in range(10)) + ("y = 0\n", "y = 0\n") + tuple(f"z{i} = {i}\n" for i in range(10))
+    window = Window(11, 16, lines)  # starts at the second "y = 0"
+    text = "".join(lines)
+    written = window.text.replace("z1 = 1", "z1 = 100")
+    assert rewritten(text, window, written, "remove nothing, set z1 to 100", "", Path("m.py"))[0] == \
+        text.replace("z1 = 1\n", "z1 = 100\n")
 
 
 async def test_a_reply_of_only_the_changed_line_through_a_turn(make_agent: AgentFactory, srv: ScriptedServer,
