@@ -21,6 +21,7 @@ from agentls.agent.tools.base import Rewrite, ToolFailure
 from agentls.agent.types import Message, ToolCall, text_of
 
 REWRITE_TEMPERATURE = 0.0
+NOT_RUN_YET = "(not run yet: this call runs after the edit_file call answered below)"
 log = logging.getLogger("agentls.loop")
 
 
@@ -32,13 +33,25 @@ def request_text(parts: TurnParts, turn: TurnState) -> str:
     return ""
 
 
+def _not_run_yet(messages: list[Message], call: ToolCall) -> list[Message]:
+    """Stand-in results for the calls of ``call``'s message that come after it: a request must answer every
+    call of an assistant message (OpenAI's API refuses it otherwise), and they have not run yet."""
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if at is None:
+        return []
+    answered = {m.get("tool_call_id") for m in messages[at + 1:] if m.get("role") == "tool"}
+    return [{"role": "tool", "tool_call_id": c["id"], "name": c["function"]["name"], "content": NOT_RUN_YET}
+            for c in messages[at].get("tool_calls") or [] if c["id"] != call["id"] and c["id"] not in answered]
+
+
 def rewriter(parts: TurnParts, turn: TurnState, call: ToolCall) -> Rewrite:
     async def rewrite(instruction: str) -> str:
         note: Message = {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
                          "content": instruction}
+        extra = [*_not_run_yet(parts.conversation.messages, call), note]  # the instruction comes last
 
         def build() -> Prompt:
-            return replace(request.prompt(parts, turn, extra_messages=[note], temperature=REWRITE_TEMPERATURE),
+            return replace(request.prompt(parts, turn, extra_messages=extra, temperature=REWRITE_TEMPERATURE),
                            tool_choice="text")
 
         try:  # the transcript is persisted before every provider call

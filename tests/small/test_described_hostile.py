@@ -150,3 +150,33 @@ async def test_a_small_models_new_markdown_file_that_is_one_code_block_keeps_its
     srv.push(tools(call("write_file", {"path": "example.md", "content": snippet})), text("done"))
     await make_agent(small_model=True).run_conversation("Create example.md with a python block that prints hi")
     assert (workspace / "example.md").read_text() == snippet
+
+
+async def test_a_rewrite_for_one_of_several_calls_answers_every_call_of_the_message(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    """The rewrite's request ends the assistant message's calls with its instruction: the calls after it, not
+    run yet, were left without a result (an API like OpenAI's refuses such a request)."""
+    (workspace / "a.py").write_text("A = 1\n")
+    (workspace / "b.py").write_text("B = 1\n")
+
+    def respond(req: RecordedRequest) -> Reply:
+        ask = str(req.body["messages"][-1]["content"])
+        if ask.startswith("To make this change"):
+            return text("```python\nA = 2\n```" if "a.py" in ask.split("\n")[0] else "```python\nB = 2\n```")
+        return text("done")
+
+    srv.push(tools(call("read_file", {"path": "a.py"}), call("read_file", {"path": "b.py"})),
+             tools(call("edit_file", {"path": "a.py", "change": "set A to 2"}),
+                   call("edit_file", {"path": "b.py", "change": "set B to 2"})))
+    srv.set_responder(respond)
+    result = await make_agent(small_model=True).run_conversation("Set A to 2 in a.py and B to 2 in b.py")
+    assert (workspace / "a.py").read_text() == "A = 2\n" and (workspace / "b.py").read_text() == "B = 2\n"
+    rewrites = [r.body["messages"] for r in srv.requests if _instruction(r)]
+    assert len(rewrites) == 2
+    for messages in rewrites:
+        at = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        asked = [c["id"] for c in messages[at]["tool_calls"]]
+        answered = [m["tool_call_id"] for m in messages[at + 1:]]
+        assert sorted(answered) == sorted(asked) and messages[-1]["content"].startswith("To make this change")
+    assert [r.split(" (")[0] for r in results(result)[-2:]] == ["Edited a.py", "Edited b.py"]
+    assert "not run yet" not in json.dumps(result.messages)  # the stand-ins are never stored
