@@ -53,8 +53,9 @@ ACCEPTED_EDIT: dict[str, Any] = {
     "required": ["path"], "additionalProperties": False}
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|get rid|strip|without|clean ?up|shorten|replace (it|the file|"
-                      r"everything|all))(s|d|ed|ing|ped|ping|ting)?\b", re.IGNORECASE)
+# Not "strip" (``.strip()``) nor "without" ("work without a name"): a cut-off rewrite would lose the rest of the file.
+_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|get rid|clean ?up|shorten|replace (it|the file|everything|all))"
+                      r"(s|d|ed|ing|ped|ping|ting)?\b", re.IGNORECASE)
 _ADDING = re.compile(r"\b(add|append|insert|include)(s|ed|ing)?\b", re.IGNORECASE)
 _REPLACING = re.compile(r"\b(replace|instead|rename|change|set|rewrite|convert|turn|fix|update|move)"
                         r"(s|d|ed|ing|ting)?\b", re.IGNORECASE)

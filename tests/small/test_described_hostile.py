@@ -12,7 +12,7 @@ from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call,
 from agentls.agent.tools.described import RewriteRefused, Window, extract, restore, rewritten, window_for
 from agentls.agent.tools.fences import unfenced
 
-from .conftest import AgentFactory, results
+from .conftest import GREET, AgentFactory, results
 
 README = ("# Tool\n\nIntro.\n\n## Install\n\n```bash\npip install tool\n```\n\n## Usage\n\n```\ntool run\n```\n\n"
           "## License\n\nMIT\n")
@@ -180,3 +180,17 @@ async def test_a_rewrite_for_one_of_several_calls_answers_every_call_of_the_mess
         assert sorted(answered) == sorted(asked) and messages[-1]["content"].startswith("To make this change")
     assert [r.split(" (")[0] for r in results(result)[-2:]] == ["Edited a.py", "Edited b.py"]
     assert "not run yet" not in json.dumps(result.messages)  # the stand-ins are never stored
+
+
+@pytest.mark.parametrize("ask", ["In greet.py, strip whitespace from the name before greeting",
+                                 "In greet.py, make greet work without a name"])
+async def test_strip_and_without_are_no_removal_a_cut_off_rewrite_keeps_the_rest(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path, ask: str) -> None:
+    """The real model's rewrite stops after ``return``; "strip" (``.strip()``) or "without" counted as a request
+    to remove something, so the ``__main__`` block it left out was not put back."""
+    cut = 'import sys\n\n\ndef greet(name):\n    return "Hello, " + name.strip() + "!"\n'
+    srv.push(tools(call("read_file", {"path": "greet.py"})),
+             tools(call("edit_file", {"path": "greet.py", "change": "call strip on name"})),
+             text(f"```python\n{cut}```"), text("done"))
+    await make_agent(small_model=True).run_conversation(ask)
+    assert (workspace / "greet.py").read_text() == GREET.replace("name +", "name.strip() +", 1)
