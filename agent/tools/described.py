@@ -159,17 +159,31 @@ def extract(reply: str, current: str | None = None) -> str:
     if inner is not None and not inner.lstrip().startswith(("```", "~~~")):
         return inner  # the file itself (a README's own ``` blocks included)
     numbered = current is not None and without_line_numbers(current) is not None  # "1\tapple": a .tsv's own
+    diff_ok = current is not None and _diff_like(current)
     blocks: list[str] = []
+    diffs = 0
     for block in code_blocks(inner if inner is not None else reply):
         if not block.closed:
             if not blocks:
                 raise RewriteRefused("the model's reply was cut off before its code block ended")
             break
+        if not diff_ok and (block.info in ("diff", "patch") or _diff_like(block.body)):
+            diffs += 1  # "-name = 'demo'\n+name = 'prod'" is not the file's new text
+            continue
         stripped = None if numbered else without_line_numbers(block.body)
         blocks.append(stripped if stripped is not None and stripped.strip() else block.body)
     if not blocks:
-        raise RewriteRefused("the model's reply had no code block with the new text")
+        raise RewriteRefused("the model replied with a diff, not with the new text" if diffs else
+                             "the model's reply had no code block with the new text")
     return next((b for b in blocks if current is None or b.rstrip() != current.rstrip()), blocks[0])
+
+
+def _diff_like(text: str) -> bool:
+    """Every line a diff's (``+``, ``-``, `` ``, ``@@``), with an added and a removed line or a hunk header."""
+    lines = [x for x in text.splitlines() if x.strip()]
+    marks = {x[0] for x in lines}
+    return bool(lines) and all(x.startswith(("+", "-", " ", "@@", "\\")) for x in lines) and \
+        ("@" in marks or {"+", "-"} <= marks)
 
 
 def _likeness(a: str, b: str) -> float:

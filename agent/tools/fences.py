@@ -26,6 +26,7 @@ def fence_for(body: str) -> str:
 class Block:
     body: str
     closed: bool
+    info: str = ""  # what follows the opening fence: ``python``, ``diff``
 
 
 def code_blocks(reply: str) -> list[Block]:
@@ -39,7 +40,7 @@ def code_blocks(reply: str) -> list[Block]:
         i += 1
         if m is None:
             continue
-        char, size = m.group(1)[0], len(m.group(1))
+        char, size, info = m.group(1)[0], len(m.group(1)), m.group(2).strip().lower()
         inner = re.compile(rf"{re.escape(char)}{{{size},}}(.*)")
         depth = 0
         body: list[str] = []
@@ -50,13 +51,13 @@ def code_blocks(reply: str) -> list[Block]:
             if f is not None and char == "`" and "`" in f.group(1):
                 f = None  # ```x``` on a line of its own is text
             if f is not None and not f.group(1).strip() and not depth:
-                blocks.append(Block("".join(x + "\n" for x in body), True))
+                blocks.append(Block("".join(x + "\n" for x in body), True, info))
                 break
             if f is not None:
                 depth += 1 if f.group(1).strip() else -1  # a fence with a language opens an inner block
             elif not depth and i - 1 == last and line.rstrip().endswith(char * size):
                 body.append(line.rstrip()[:-size])  # "b = 2```" at the very end
-                blocks.append(Block("".join(x + "\n" for x in body), True))
+                blocks.append(Block("".join(x + "\n" for x in body), True, info))
                 break
             body.append(line)
         else:

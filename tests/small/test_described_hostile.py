@@ -194,3 +194,22 @@ async def test_strip_and_without_are_no_removal_a_cut_off_rewrite_keeps_the_rest
              text(f"```python\n{cut}```"), text("done"))
     await make_agent(small_model=True).run_conversation(ask)
     assert (workspace / "greet.py").read_text() == GREET.replace("name +", "name.strip() +", 1)
+
+
+@pytest.mark.parametrize("reply", [
+    "```diff\n-name = 'demo'\n+name = 'prod'\n```", "```diff\n+name = 'prod'\n```",
+    "```toml\n [tool]\n-name = 'demo'\n+name = 'prod'\n version = '1.0'\n```",
+    "```\n@@ -2 +2 @@\n-name = 'demo'\n+name = 'prod'\n```"])
+def test_a_diff_is_not_the_new_text(reply: str) -> None:
+    """A small model may answer with a diff: it was written as the file, ``-`` and ``+`` lines and all."""
+    with pytest.raises(RewriteRefused, match="replied with a diff"):
+        extract(reply, "[tool]\nname = 'demo'\nversion = '1.0'\n")
+    assert extract(f"{reply}\nThe whole file:\n```toml\n[tool]\nname = 'prod'\n```", "x") == "[tool]\nname = 'prod'\n"
+
+
+def test_a_file_that_looks_like_a_diff_or_a_list_is_still_rewritten() -> None:
+    patch = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"
+    assert extract(f"```diff\n{patch.replace('+b', '+c')}```", patch) == patch.replace("+b", "+c")
+    todo = "- milk\n- eggs\n"
+    assert extract(f"```markdown\n{todo}- bread\n```", todo) == todo + "- bread\n"
+    assert extract("```markdown\n# List\n\n- milk\n+ eggs\n```", "# List\n\n- milk\n") == "# List\n\n- milk\n+ eggs\n"
