@@ -137,8 +137,9 @@ def instruction(rel: str, path: Path, window: Window, change: str, request: str)
             f"{rel} {window.scope()} now:\n{fence}{lang}\n{body}{'' if body.endswith(chr(10)) else chr(10)}{fence}")
 
 
-def _from_json(reply: str) -> str | None:
-    """A reply that came back as a tool call or final answer anyway: the text in it."""
+def _from_json(reply: str, current: str | None) -> str | None:
+    """A reply that came back as a tool call or final answer anyway: the text in it. An ``old_string`` and
+    ``new_string`` is applied to ``current`` when it is there once (``new_string`` alone is no file)."""
     try:
         value, _ = json.JSONDecoder().raw_decode(reply.strip())
     except ValueError:
@@ -146,7 +147,10 @@ def _from_json(reply: str) -> str | None:
     args = value.get("arguments") if isinstance(value, dict) else None
     if not isinstance(args, dict):
         return None
-    for key in ("content", "new_text", "new_string", "code", "text"):
+    old, new = args.get("old_string"), args.get("new_string")
+    if isinstance(old, str) and isinstance(new, str):
+        return current.replace(old, new) if old and current is not None and current.count(old) == 1 else None
+    for key in ("content", "new_text", "code", "text"):
         if isinstance(args.get(key), str):
             return str(args[key])
     return None
@@ -155,7 +159,7 @@ def _from_json(reply: str) -> str | None:
 def extract(reply: str, current: str | None = None) -> str:
     """The new text from the model's reply: its first code block that is not just ``current`` (a model may
     show the old text before the new). Raises RewriteRefused."""
-    inner = _from_json(reply) if reply.lstrip().startswith("{") else None
+    inner = _from_json(reply, current) if reply.lstrip().startswith("{") else None
     if inner is not None and not inner.lstrip().startswith(("```", "~~~")):
         return inner  # the file itself (a README's own ``` blocks included)
     numbered = current is not None and without_line_numbers(current) is not None  # "1\tapple": a .tsv's own

@@ -213,3 +213,16 @@ def test_a_file_that_looks_like_a_diff_or_a_list_is_still_rewritten() -> None:
     todo = "- milk\n- eggs\n"
     assert extract(f"```markdown\n{todo}- bread\n```", todo) == todo + "- bread\n"
     assert extract("```markdown\n# List\n\n- milk\n+ eggs\n```", "# List\n\n- milk\n") == "# List\n\n- milk\n+ eggs\n"
+
+
+def test_a_reply_as_an_old_string_edit_is_applied_not_written_as_the_file() -> None:
+    """{"old_string": "8080", "new_string": "9090"} as the reply: the file became "9090"."""
+    old = "[server]\nhost = 'localhost'\nport = 8080\nlog = 'info'\n"
+
+    def edit(o: str, n: str) -> str:
+        return json.dumps({"name": "edit_file", "arguments": {"path": "c.toml", "old_string": o, "new_string": n}})
+
+    assert extract(edit("8080", "9090"), old) == old.replace("8080", "9090")
+    for unusable in (edit("8081", "9090"), edit("'", '"'), edit("", "x")):  # absent, not unique, empty
+        with pytest.raises(RewriteRefused, match="no code block"):
+            extract(unusable, old)
