@@ -260,7 +260,17 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
 
     def lost_for_real(lines: list[str], at_end: bool) -> bool:
         nonblank = sum(1 for x in lines if x.strip())
-        return nonblank > 0 and not removal and (placeheld or at_end or nonblank >= 2)
+        return nonblank > 0 and not removal and (placeheld or at_end or adding or nonblank >= 2)
+
+    def written_over(old_part: list[str], new_part: list[str], i1: int) -> list[str]:
+        """``new_part`` and, when the request only adds, the lines of ``old_part`` it was written over."""
+        overwritten = _overwritten(old_part, new_part, adding)
+        if not overwritten:
+            return new_part
+        kept = [x for x in old_part if x in overwritten]
+        notes.append(f"lines {at + i1 + 1}-{at + i1 + len(old_part)}: the request only adds, and the rewrite had "
+                     "written over them")
+        return [*new_part, *kept] if i1 == 0 else [*kept, *new_part]  # at the top: the new first
 
     for n, (tag, i1, i2, j1, j2) in enumerate(ops):
         old_part, new_part = old_lines[i1:i2], new_lines[j1:j2]
@@ -269,18 +279,17 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
             out.extend(old_part)
             notes.append(f"lines {at + i1 + 1}-{at + i2}: the rewrite left them out")
         elif short is not None:
-            head, tail = short
-            head = head if lost_for_real(head, n == 0) else []
-            tail = tail if lost_for_real(tail, n == len(ops) - 1) else []
+            before, after = short
+            head = before if lost_for_real(before, n == 0) else []
+            tail = after if lost_for_real(after, n == len(ops) - 1) else []
             if head:
                 notes.append(f"lines {at + i1 + 1}-{at + i1 + len(head)}: the rewrite left them out")
             if tail:
                 notes.append(f"lines {at + i2 - len(tail) + 1}-{at + i2}: the rewrite left them out")
-            out.extend([*head, *new_part, *tail])
-        elif tag == "replace" and (overwritten := _overwritten(old_part, new_part, adding)):
-            kept = [x for x in old_part if x in overwritten]
-            out.extend([*new_part, *kept] if i1 == 0 else [*kept, *new_part])  # at the top: the new first
-            notes.append(f"lines {at + i1 + 1}-{at + i2}: the request only adds, and the rewrite had written over them")
+            mid = old_part[len(before):len(old_part) - len(after)]
+            out.extend([*head, *written_over(mid, new_part, i1 + len(before)), *tail])
+        elif tag == "replace":
+            out.extend(written_over(old_part, new_part, i1))
         else:
             out.extend(new_part if tag != "equal" else old_part)
     text = "".join(out)

@@ -226,3 +226,32 @@ def test_a_reply_as_an_old_string_edit_is_applied_not_written_as_the_file() -> N
     for unusable in (edit("8081", "9090"), edit("'", '"'), edit("", "x")):  # absent, not unique, empty
         with pytest.raises(RewriteRefused, match="no code block"):
             extract(unusable, old)
+
+
+CONFIG = 'NAME = "nimbus"\nTIMEOUT = 10\nRETRIES = 3\n'
+
+
+@pytest.mark.parametrize("old, written, asked, want", [
+    (CONFIG, "RETRY_DELAY = 5\n", "Add the line RETRY_DELAY = 5 at the end", CONFIG + "RETRY_DELAY = 5\n"),
+    (CONFIG, 'NAME = "nimbus"\nRETRY_DELAY = 5\n', "Add the line RETRY_DELAY = 5 at the end",
+     CONFIG + "RETRY_DELAY = 5\n"),
+    ("import sys\n\n\ndef f():\n    return sys.argv\n", "import os\n", "Add import os at the top of f.py",
+     "import os\nimport sys\n\n\ndef f():\n    return sys.argv\n"),
+    ("a = 1\nb = 2\nc = 3\n", "a = 1\nc = 3\nd = 4\n", "append d = 4", "a = 1\nb = 2\nc = 3\nd = 4\n"),
+])
+def test_a_request_that_only_adds_loses_nothing_to_a_partial_reply(old: str, written: str, asked: str,
+                                                                   want: str) -> None:
+    """The evaluation's RETRY_DELAY case again, with a reply of only the new line (or the lines around it):
+    ``RETRIES = 3`` it stood for, ``import sys``, a single line left out in the middle, were lost."""
+    assert restore(old, written, asked)[0] == want
+
+
+async def test_a_line_added_as_the_only_line_of_the_reply_through_a_turn(make_agent: AgentFactory,
+                                                                         srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / "config.py").write_text(CONFIG)
+    srv.push(tools(call("read_file", {"path": "config.py"})),
+             tools(call("edit_file", {"path": "config.py", "change": "add RETRY_DELAY = 5"})),
+             text("```python\nRETRY_DELAY = 5\n```"), text("done"))
+    result = await make_agent(small_model=True).run_conversation("Add the line RETRY_DELAY = 5 at the end of config.py")
+    assert (workspace / "config.py").read_text() == CONFIG + "RETRY_DELAY = 5\n"
+    assert results(result)[-1].startswith("Edited config.py (+1 -0 lines)")
