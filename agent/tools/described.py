@@ -298,11 +298,17 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
     return text, notes
 
 
-def _copied(ours: list[str], theirs: list[str], then: str) -> int:
-    """How many of ``ours``'s first lines are a copy of ``theirs``'s last ones (with a non-blank line), the
-    next one being ``then``."""
-    for k in range(min(len(ours) - 1, len(theirs)), 0, -1):
-        if ours[k] == then and ours[k - 1] == theirs[-1] and ours[:k] == theirs[len(theirs) - k:] and any(ours[:k]):
+def _matched(a: list[str], b: list[str]) -> int:
+    return sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+
+
+def _extra(keys: list[str], theirs: list[str], own: list[str]) -> int:
+    """How many of ``keys``'s first lines copy ``theirs``'s last ones (with a non-blank line) and stand for
+    none of ``own``'s lines (a line the window starts with too is the window's)."""
+    whole = _matched(keys, own)
+    for k in range(min(len(keys), len(theirs)), 0, -1):
+        if keys[k - 1] == theirs[-1] and keys[:k] == theirs[len(theirs) - k:] and any(keys[:k]) and \
+                _matched(keys[k:], own) == whole:
             return k
     return 0
 
@@ -317,8 +323,8 @@ def within(window: Window, written: str) -> str:
     before = [x.rstrip() for x in window.lines[:window.start]]
     after = [x.rstrip() for x in window.lines[window.end:]]
     own = [x.rstrip() for x in window.lines[window.start:window.end]]
-    head = _copied(keys, before, own[0]) if own else 0
-    tail = _copied(keys[head:][::-1], after[::-1], own[-1]) if own else 0
+    head = _extra(keys, before, own)
+    tail = _extra(keys[head:][::-1], after[::-1], own[::-1])
     return "".join(lines[head:len(lines) - tail])
 
 

@@ -130,6 +130,12 @@ def test_a_window_whose_edge_repeats_the_line_next_to_it_keeps_it() -> None:
     written = window.text.replace("z1 = 1", "z1 = 100")
     assert rewritten(text, window, written, "remove nothing, set z1 to 100", "", Path("m.py"))[0] == \
         text.replace("z1 = 1\n", "z1 = 100\n")
+    rows = tuple(["x\n"] * 30 + ["}\n"] * 30 + ["x\n"] * 30)  # data that repeats at both edges
+    edges = Window(20, 70, rows)
+    assert rewritten("".join(rows), edges, edges.text, "remove y", "", Path("d.txt"))[0] == "".join(rows)
+    changed = edges.text.replace("}\n", "{\n", 1)
+    assert rewritten("".join(rows), edges, changed, "remove y", "", Path("d.txt"))[0] == \
+        "".join(rows).replace("}\n", "{\n", 1)
 
 
 async def test_a_reply_of_only_the_changed_line_through_a_turn(make_agent: AgentFactory, srv: ScriptedServer,
