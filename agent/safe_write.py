@@ -165,7 +165,12 @@ def _crlf(data: bytes | None) -> bool:
 
 def _replace(dirfd: int, name: str, data: bytes, expected: str | None | _Unchecked, shown: Path) -> WriteReport:
     st = _current(dirfd, name, shown)
-    raw = _read_bytes(dirfd, name, shown) if st is not None else None
+    try:
+        raw = _read_bytes(dirfd, name, shown) if st is not None else None
+    except PermissionError:  # a file this process may write but not read: overwritten unchecked, as it is
+        if not isinstance(expected, _Unchecked):
+            raise
+        raw = None
     if not isinstance(expected, _Unchecked):
         if st is None and expected is not None:
             raise WriteConflict(f"{shown} was deleted since it was read")

@@ -294,3 +294,17 @@ async def test_processes_editing_one_file_lose_nothing(srv: ScriptedServer, work
     print(f"\nconcurrent edits, {processes} agentls run processes, seed={seed}: {processes * rounds} edits: {score}, "
           f"{conflicts} re-applied after another process wrote first, {time.monotonic() - started:.1f}s")
     assert score == {"edited": processes * rounds, "lost": 0, "failed": 0, "lies": 0}, score
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a write-only file anyway: the test could not fail")
+async def test_a_write_only_file_is_still_overwritten_unchecked(workspace: Path) -> None:
+    """The write looks at the bytes it replaces (to keep \\r\\n endings): a file this process may write but not
+    read is overwritten all the same when nothing needs checking."""
+    from agentls.agent import safe_write
+
+    target = workspace / "drop.log"
+    target.write_text("old\r\n")
+    target.chmod(0o200)
+    await safe_write.write_text(workspace.resolve(), target.resolve(), "new\n", expected=safe_write.UNCHECKED)
+    target.chmod(0o600)
+    assert target.read_bytes() == b"new\n"
