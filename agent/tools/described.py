@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.paths import display
 from agentls.agent.tools import overwrite
 from agentls.agent.tools.base import JsonObject, ToolContext, ToolFailure, ToolOutput
 from agentls.agent.tools.fences import code_blocks, fence_for
 from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
 from agentls.agent.tools.matching import without_line_numbers
-from agentls.agent.tools.writing import disk_size, read_current, write_checked
+from agentls.agent.tools.writing import existing_text, write_checked
 
 WHOLE_FILE_LINES = 80  # files up to this many lines are rewritten whole
 WINDOW_LINES = 50  # otherwise: this many lines around the place the change names
@@ -350,11 +349,7 @@ async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[st
         raise ToolFailure("'change' must say in words what to change in the file")
     if ctx.rewrite is None:
         raise ToolFailure("this edit_file needs 'old_string' and 'new_string'")
-    rel = display(ctx.root, path)
-    await disk_size(ctx, path)
-    text = await read_current(ctx, path)
-    if text is None:
-        raise ToolFailure(f"{rel} does not exist")
+    rel, text = await existing_text(ctx, path)
     may_change(ctx, path, text, "edit", shown(rel))
     crlf = "\r\n" in text
     base = text.replace("\r\n", "\n") if crlf else text  # the model reads and writes \n lines

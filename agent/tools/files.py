@@ -15,7 +15,7 @@ from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure,
 from agentls.agent.tools.described import described_edit
 from agentls.agent.tools.fences import unfenced
 from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
-from agentls.agent.tools.writing import disk_size, read_current, refused, write_checked
+from agentls.agent.tools.writing import disk_size, existing_text, read_current, refused, write_checked
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -172,11 +172,7 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     old_string, new_string = args.get("old_string"), args.get("new_string")
     if not isinstance(old_string, str) or not isinstance(new_string, str):
         raise ToolFailure("'old_string' and 'new_string' must be strings")
-    rel = display(ctx.root, path)
-    await disk_size(ctx, path)
-    text = await read_current(ctx, path)
-    if text is None:
-        raise ToolFailure(f"{rel} does not exist")
+    rel, text = await existing_text(ctx, path)
     if old_string == "":
         raise ToolFailure("'old_string' is empty: put the exact text to replace in it (to create a new file, "
                           "use write_file)")

@@ -43,6 +43,16 @@ async def disk_size(ctx: ToolContext, path: Path) -> int | None:
     return st.st_size if kind is None else None
 
 
+async def existing_text(ctx: ToolContext, path: Path) -> tuple[str, str]:
+    """``(rel, text)`` of the regular file an edit changes; a missing one is a ToolFailure."""
+    rel = display(ctx.root, path)
+    await disk_size(ctx, path)
+    text = await read_current(ctx, path)
+    if text is None:
+        raise ToolFailure(f"{rel} does not exist")
+    return rel, text
+
+
 async def read_current(ctx: ToolContext, path: Path) -> str | None:
     rel = display(ctx.root, path)
     try:
