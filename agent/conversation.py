@@ -12,13 +12,14 @@ import anyio
 import anyio.to_thread
 
 from agentls.agent.call_ids import CallIds
-from agentls.agent.transcript import repair, violations
+from agentls.agent.transcript import repair, settled, violations
 from agentls.agent.types import Message
 
 if TYPE_CHECKING:
     from agentls.agent.sessions.store import SessionStore
 
 log = logging.getLogger("agentls.sessions")
+UNSEEN = (-1, -1)  # a revision no store has: the next lease loads the transcript again
 
 
 class Conversation:
@@ -59,15 +60,65 @@ class Conversation:
             self._owns_store = True
         await self.store.open()
         record = await self.store.get_session(self.session_id)
-        if record is not None:
-            self._session_row = True
-            self.system_prompt = record.system_prompt
-            loaded = await self.store.load_messages(self.session_id)
-            self.messages = repair(loaded) if violations(loaded) else loaded
-            self._persisted = len(self.messages)
-            self.turn_index = record.turn_count
-            self.titled = bool(record.title)
-        self._revision = await self.store.revision(self.session_id)
+        if record is None:
+            self._revision = await self.store.revision(self.session_id)
+            return
+        self._session_row = True
+        self.system_prompt = record.system_prompt
+        self.turn_index = record.turn_count
+        self.titled = bool(record.title)
+        await self._load(self.store)
+
+    async def _load(self, store: SessionStore) -> None:
+        """The stored transcript, made ready to be continued (``transcript.settled``). When that changes it (a crash
+        cut a round) and no other process is running a turn on the session, the change is saved at once, under the
+        session's lease, so every later reader gets it. Otherwise it is made here in memory only, and the
+        transcript is loaded again (and the change saved) when this process next takes the lease."""
+        loaded = await store.load_messages(self.session_id)
+        if settled(loaded) is not loaded:
+            running = await store.lease_holder(self.session_id) is not None
+            if running or not await self._save_settled(store):
+                self.messages[:] = settled(loaded)
+                self._persisted = len(self.messages)
+                self._needs_rewrite = False
+                self._revision = UNSEEN
+                return
+        else:
+            self._take(loaded)
+        self._revision = await store.revision(self.session_id)
+
+    def _take(self, loaded: list[Message]) -> None:
+        """``loaded`` (what the store holds) settled; the change, if any, is written at the next ``persist``:
+        appended when the stored rows stay a prefix, else by rewriting them."""
+        fixed = settled(loaded)
+        self.messages[:] = fixed
+        self._persisted = len(loaded)
+        self._needs_rewrite = fixed[:len(loaded)] != loaded
+
+    async def _save_settled(self, store: SessionStore) -> bool:
+        """Load and settle the transcript under a short lease and save it; False when that cannot be done."""
+        from agentls.agent.sessions import SessionBusy, StoreError
+
+        if store.read_only:
+            return False
+        try:
+            await store.acquire_lease(self.session_id)
+        except (SessionBusy, StoreError) as exc:  # another process took it meanwhile; the store cannot be written
+            log.info("the repair of session %s is not saved now: %s", self.session_id, exc)
+            return False
+        try:
+            self._take(await store.load_messages(self.session_id))
+            await self.persist()
+            return True
+        except StoreError as exc:
+            log.warning("saving the repaired transcript of session %s failed: %s", self.session_id, exc)
+            return False
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                try:
+                    await store.release_lease(self.session_id)
+                except StoreError as exc:
+                    log.warning("releasing the lease of session %s failed: %s", self.session_id, exc)
 
     @asynccontextmanager
     async def lease(self) -> AsyncIterator[None]:
@@ -81,9 +132,7 @@ class Conversation:
         try:
             if await store.revision(self.session_id) != self._revision and self._persisted == len(
                     self.messages) and not self._needs_rewrite:
-                loaded = await store.load_messages(self.session_id)
-                self.messages[:] = repair(loaded) if violations(loaded) else loaded
-                self._persisted = len(self.messages)
+                self._take(await store.load_messages(self.session_id))  # a repair is saved with the turn's first save
                 record = await store.get_session(self.session_id)
                 if record is not None:
                     self.turn_index = max(self.turn_index, record.turn_count)

@@ -176,3 +176,9 @@ def repair(messages: Iterable[Any]) -> list[Message]:
         for call in calls:
             out.append(results.get(call["id"]) or _tool_result(call, MISSING_RESULT))
     return out
+
+
+def settled(messages: list[Message]) -> list[Message]:
+    """A stored transcript made ready to be continued: ``messages`` itself when it needs nothing, else a new list,
+    repaired (a crash mid-round leaves calls without results)."""
+    return repair(messages) if violations(messages) else messages
