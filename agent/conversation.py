@@ -71,14 +71,15 @@ class Conversation:
 
     async def _load(self, store: SessionStore) -> None:
         """The stored transcript, made ready to be continued (``transcript.settled``). When that changes it (a crash
-        cut a round) and no other process is running a turn on the session, the change is saved at once, under the
-        session's lease, so every later reader gets it. Otherwise it is made here in memory only, and the
-        transcript is loaded again (and the change saved) when this process next takes the lease."""
+        cut a round, or came before any answer) and no other process is running a turn on the session, the change
+        is saved at once, under the session's lease, so every later reader gets it. Otherwise it is made here in
+        memory only (a prompt another process is answering is left open), and the transcript is loaded again (and
+        the change saved) when this process next takes the lease."""
         loaded = await store.load_messages(self.session_id)
         if settled(loaded) is not loaded:
             running = await store.lease_holder(self.session_id) is not None
             if running or not await self._save_settled(store):
-                self.messages[:] = settled(loaded)
+                self.messages[:] = settled(loaded, stopped=not running)
                 self._persisted = len(self.messages)
                 self._needs_rewrite = False
                 self._revision = UNSEEN

@@ -15,6 +15,7 @@ from agentls.agent.types import Message, ToolCall
 
 MISSING_RESULT = "error: this tool call has no recorded result (the turn ended before it ran)"
 LEADING_PLACEHOLDER = "(earlier conversation was not recorded)"
+STOPPED_UNANSWERED = "(no answer: the previous run stopped before answering)"
 
 
 def violations(messages: Sequence[Message]) -> list[str]:
@@ -178,7 +179,12 @@ def repair(messages: Iterable[Any]) -> list[Message]:
     return out
 
 
-def settled(messages: list[Message]) -> list[Message]:
-    """A stored transcript made ready to be continued: ``messages`` itself when it needs nothing, else a new list,
-    repaired (a crash mid-round leaves calls without results)."""
-    return repair(messages) if violations(messages) else messages
+def settled(messages: list[Message], *, stopped: bool = True) -> list[Message]:
+    """A stored transcript made ready to be continued: ``messages`` itself when it needs nothing, else a new list.
+    It is repaired when it breaks the rules (a crash mid-round leaves calls without results), and, when
+    ``stopped`` (no turn is running on it any more), a trailing user message whose run stopped before any
+    answer gets a placeholder answer, so the next prompt never follows it directly."""
+    fixed = repair(messages) if violations(messages) else messages
+    if stopped and fixed and fixed[-1].get("role") == "user":
+        fixed = [*fixed, {"role": "assistant", "content": STOPPED_UNANSWERED, "meta": {"placeholder": True}}]
+    return fixed

@@ -162,3 +162,39 @@ async def test_kill9_at_random_moments_loses_no_completed_round(srv: ScriptedSer
     assert not lost, "rounds the editor saw completed are missing after the restart: " + ", ".join(
         f"{key} (missing at restart {n}; {kills_log[n - 1] if 0 < n <= len(kills_log) else ''})"
         for key, n in sorted(lost.items()))
+
+
+async def test_kill9_before_any_answer_then_load_shows_the_prompt_and_the_next_turn_follows_it(
+        srv: ScriptedServer, workspace: Path, home: Path) -> None:
+    """Killed while the model was thinking about the first prompt: ``agent/loadSession`` in a new server shows
+    that prompt (replayed as the user's message), then a placeholder answer it does not replay; the next
+    turn's request alternates user, assistant, user."""
+    from .hostile import lsp_server
+
+    env = server_env(home)
+    srv.push(text("never sent", latency=120))
+    async with lsp_server(srv, workspace, home, env=env) as first:
+        sid = await first.new_session()
+        first.start_request("agent/turn", {"sessionId": sid, "prompt": "the first prompt"})
+        for _ in range(3000):
+            if srv.requests:
+                break
+            await asyncio.sleep(0.01)
+        first.kill9()
+        await first.proc.wait()
+    srv.clear()
+    srv.push(text("the answer"))
+    async with lsp_server(srv, workspace, home, env=env) as second:
+        loaded = await second.result("agent/loadSession", {"sessionId": sid})
+        assert [(m["role"], m["content"]) for m in loaded["messages"]] == [
+            ("user", "the first prompt"), ("assistant", "(no answer: the previous run stopped before answering)")]
+        shown = [u["update"] for u in second.updates]
+        assert [u["sessionUpdate"] for u in shown] == ["user_message_chunk"], shown
+        result = await second.result("agent/turn", {"sessionId": sid, "prompt": "the second prompt"}, 60)
+        assert result["completed"] and result["finalResponse"] == "the answer"
+        sent = [m["role"] for m in srv.requests[-1].messages if m["role"] != "system"]
+        assert sent == ["user", "assistant", "user"], srv.requests[-1].messages
+        after = (await second.result("agent/loadSession", {"sessionId": sid}))["messages"]
+        assert [m["role"] for m in after] == ["user", "assistant", "user", "assistant"]
+        assert violations(after) == []
+        assert await second.shutdown() == 0

@@ -3,7 +3,9 @@
 A crash in the middle of a tool round leaves calls without results; the load repairs the transcript and
 saves the repair, once, so every later reader (another process, ``agentls run --session``, a raw load)
 sees a valid transcript. A session another process is running a turn on is only repaired in memory: its
-open tail is that turn's, and it is saved when this process next takes the lease.
+open tail is that turn's, and it is saved when this process next takes the lease. A crash before any answer
+leaves the prompt last: it is kept, and a placeholder answer is saved after it, so the next prompt is never
+a second user message in a row.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from agentls.agent.agent import AIAgent
-from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.scripted import Reply, ScriptedServer, call, text, tools
 from agentls.agent.sessions import SessionStore
-from agentls.agent.transcript import MISSING_RESULT, violations
+from agentls.agent.transcript import MISSING_RESULT, STOPPED_UNANSWERED, violations
 from agentls.agent.types import Message
 
 CHILD = Path(__file__).with_name("turn_child.py")
@@ -82,8 +84,9 @@ async def made(srv: ScriptedServer, workspace: Path) -> AsyncIterator[list[AIAge
         await agent.close()
 
 
-def resume(srv: ScriptedServer, db: Path | SessionStore, ws: Path, made: list[AIAgent]) -> AIAgent:
-    agent = AIAgent(model="m", base_url=srv.openai_url, provider="openai", api_key="k", session_db=db,
+def resume(srv: ScriptedServer, db: Path | SessionStore, ws: Path, made: list[AIAgent], wire: str = "openai") -> AIAgent:
+    url = srv.openai_url if wire == "openai" else srv.anthropic_url
+    agent = AIAgent(model="m", base_url=url, provider=wire, api_key="k", session_db=db,
                     session_id=SID, workspace=ws, titles="prompt", max_retries=0)
     made.append(agent)
     return agent
@@ -177,3 +180,86 @@ async def test_a_broken_middle_is_rewritten_without_duplicates(
     assert [m["role"] for m in repaired] == ["user", "assistant", "tool", "assistant"]
     assert repaired[0]["content"] == "one\n\ntwo" and repaired[2]["content"] == "r"
     assert stored_rows(db) == (4, 7)
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+async def test_a_crash_before_any_answer_keeps_the_prompt_and_saves_a_placeholder_answer(
+        srv: ScriptedServer, workspace: Path, tmp_path: Path, made: list[AIAgent], wire: str) -> None:
+    """Killed while the model was thinking about the prompt: the prompt stays (the user sees what went
+    unanswered), a placeholder answer is saved after it, and the next prompt is not a second user message."""
+    db = tmp_path / "sessions.db"
+    srv.push(text("never sent", latency=60))
+    await crash_a_turn(srv, db, workspace, "first prompt", kill_at_request=1)
+    assert [(m["role"], m["content"]) for m in await stored(db)] == [("user", "first prompt")]
+
+    agent = resume(srv, db, workspace, made, wire)
+    await agent.__aenter__()
+    expected = [{"role": "user", "content": "first prompt"},
+                {"role": "assistant", "content": STOPPED_UNANSWERED, "meta": {"placeholder": True}}]
+    assert agent.messages == expected
+    assert await stored(db) == expected  # saved: every later reader gets it
+    srv.clear()
+    srv.push(text("answered"))
+    result = await agent.run_conversation("second prompt")
+    assert result.completed and violations(result.messages) == []
+    request = srv.requests[-1]
+    assert request.rejected is None
+    roles = [m["role"] for m in request.messages if m["role"] != "system"]
+    assert roles == ["user", "assistant", "user"], request.messages
+    assert request.last_user_text == "second prompt"
+    assert [m["role"] for m in await stored(db)] == ["user", "assistant", "user", "assistant"]
+    assert stored_rows(db) == (4, 0)
+
+
+async def test_an_unanswered_steer_is_closed_too(srv: ScriptedServer, workspace: Path, tmp_path: Path,
+                                                 made: list[AIAgent]) -> None:
+    """The last saved row is a steer (a crash after it was saved, before the model answered it)."""
+    db = tmp_path / "sessions.db"
+    async with SessionStore(db) as store:
+        await store.create_session(session_id=SID, cwd=str(workspace), model="m", system_prompt="p")
+        await store.append_messages(SID, [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "name": "read_file", "content": "r"},
+            {"role": "user", "content": "and the tests too", "meta": {"steer": True}}], turn=1)
+    agent = resume(srv, db, workspace, made)
+    await agent.__aenter__()
+    saved = await stored(db)
+    assert saved[-2]["content"] == "and the tests too" and saved[-1]["content"] == STOPPED_UNANSWERED
+    assert violations(saved) == [] and stored_rows(db) == (5, 0)
+
+
+async def test_a_prompt_another_process_is_answering_is_not_closed(
+        srv: ScriptedServer, workspace: Path, tmp_path: Path, made: list[AIAgent]) -> None:
+    """A second process loads the session while the first waits for the model: the prompt is not a crash.
+    Nothing is added, in memory or in the store; the first turn ends normally; the second process's next
+    turn loads its answer first."""
+    db = tmp_path / "sessions.db"
+    async with SessionStore(db) as first_store, SessionStore(db) as second_store:
+        first = resume(srv, first_store, workspace, made)
+        gate = asyncio.Event()
+
+        async def slow(_: object) -> Reply:
+            await gate.wait()
+            return text("the first answer")
+
+        srv.set_responder(slow)
+        turn = asyncio.ensure_future(first.run_conversation("first prompt"))
+        for _ in range(1000):
+            if srv.requests:
+                break
+            await asyncio.sleep(0.01)
+        second = resume(srv, second_store, workspace, made)
+        await second.__aenter__()
+        assert [m["role"] for m in second.messages] == ["user"]
+        assert [m["role"] for m in await stored(db)] == ["user"]
+        gate.set()
+        assert (await turn).final_response == "the first answer"
+        assert [m["content"] for m in await stored(db)] == ["first prompt", "the first answer"]
+        srv.set_responder(None)
+        srv.push(text("the second answer"))
+        result = await second.run_conversation("second prompt")
+        assert result.completed
+        assert [m["content"] for m in await stored(db)] == ["first prompt", "the first answer", "second prompt",
+                                                             "the second answer"]
