@@ -100,7 +100,10 @@ class Compactor:
         if changed:
             conversation.replace(res.messages)
             self._caller.last_prompt_tokens = None
-            await conversation.persist()
+            try:
+                await conversation.persist()
+            except Exception:  # the compressed transcript is kept in memory and written at the next save
+                log.exception("saving the compressed transcript failed")
         elif automatic:
             return {**report, "summary": res.summary}
         await send(events.compaction_update(compaction_id, "completed", summary=res.summary, meta=report))

@@ -141,10 +141,14 @@ class Conversation:
             yield
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                try:
+                try:  # a store failing here leaves the turn's outcome standing; an unreleased lease lapses
                     self._revision = await store.revision(self.session_id)
-                finally:
+                except Exception as exc:
+                    log.warning("reading the revision of session %s failed: %s", self.session_id, exc)
+                try:
                     await store.release_lease(self.session_id)
+                except Exception as exc:
+                    log.warning("releasing the lease of session %s failed: %s", self.session_id, exc)
 
     async def close(self) -> None:
         if self.store is not None and self._owns_store:
@@ -217,8 +221,10 @@ class Conversation:
         elif self._persisted < len(self.messages):
             try:
                 await store.append_messages(self.session_id, self.messages[self._persisted:], turn=self.turn_index)
+            except Exception:
+                raise  # the one INSERT failed, so it wrote nothing: the next save appends the same rows
             except BaseException:
-                # Cancelled or failed mid-commit: the round may or may not be in. Rewrite next time, never append twice.
+                # Cancelled mid-commit: the round may or may not be in. Rewrite next time, never append twice.
                 self._needs_rewrite = True
                 raise
         self._persisted = len(self.messages)

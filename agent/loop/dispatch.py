@@ -13,6 +13,7 @@ from agentls.agent import events
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import PreparedCall
 from agentls.agent.loop.rewrite import request_text, rewriter
+from agentls.agent.loop.save import save
 from agentls.agent.loop.state import TurnState
 from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 from agentls.agent.truncate import cap_text
@@ -153,11 +154,7 @@ class _Results:
                 self.flushed += 1
             if not ready:
                 return
-            try:
-                await conversation.persist()
-            except Exception as exc:  # kept in memory and written with the next round; the turn goes on
-                log.exception("persisting tool results failed")
-                self.turn.cleanup_errors.append(f"persist: {type(exc).__name__}: {exc}")
+            await save(self.parts, self.turn)  # a failure is reported and the results kept in memory: the turn goes on
             for update in ready:
                 await self.parts.updates.send(update)
 

@@ -37,7 +37,9 @@ async def finalize(parts: TurnParts, turn: TurnState, ending: Ending) -> None:
             await step()
         except Exception as exc:  # cleanup never hides the result
             log.exception("finalize step %r failed", name)
-            turn.cleanup_errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            error = f"{name}: {type(exc).__name__}: {exc}"
+            if error not in turn.cleanup_errors:  # a save that already failed the same way during the turn
+                turn.cleanup_errors.append(error)
 
 
 def close_unanswered(messages: list[Message], ending: Ending) -> None:

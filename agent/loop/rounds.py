@@ -11,6 +11,7 @@ from agentls.agent.loop.exits import BudgetExhausted, EmptyResponses, Ending, In
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import PreparedCall, prepare_calls
 from agentls.agent.loop.preread import preread
+from agentls.agent.loop.save import save
 from agentls.agent.loop.state import TurnState
 from agentls.agent.providers.errors import ProviderError
 from agentls.agent.result import ExitReason
@@ -81,7 +82,7 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         if turn.iterations >= parts.max_iterations or not parts.budget.consume():
             raise await _grace(parts, turn)
         turn.iterations += 1
-        await conversation.persist()
+        await save(parts, turn)  # before every model call; a store that fails does not end the turn (loop/save.py)
         extra_messages: list[Message] | None = None
         if partial is not None:
             extra_messages = [{"role": "assistant", "content": partial}]
@@ -111,12 +112,12 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
             named = await announce(parts, prepared)
             await run_calls(parts, turn, prepared, named)  # appends and persists the results as they land
             if control.interrupt_requested:
-                await conversation.persist()
+                await save(parts, turn)
                 raise Interrupted()
             steer = control.take_steer()
             if steer:
                 messages.append({"role": "user", "content": steer, "meta": {"steer": True}})
-            await conversation.persist()
+            await save(parts, turn)
             continue
         text = text_of(message)
         if response.finish_reason == "content_filter" and not text.strip():

@@ -15,6 +15,7 @@ import json
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,6 +130,30 @@ async def test_a_directory_in_place_of_the_database_is_named_and_left_alone(face
         assert code == 2 and str(db) in err and "is a directory" in err and "Traceback" not in err, err
     if face != "lsp":  # the LSP case removed it itself
         assert (db / "precious.txt").read_text() == "the user's\n"
+
+
+async def test_writes_that_fail_mid_session_do_not_end_the_turn_or_the_server(srv: ScriptedServer, workspace: Path,
+                                                                              home: Path) -> None:
+    """The database starts refusing writes after the first turn (another connection adds a trigger that aborts
+    them, as a full disk would): the next turn is still answered, the server lives on, and once writes work
+    again the turn after it saves the whole transcript."""
+    srv.push(text("one"), tools(call("read_file", {"path": "notes.md"})), text("two"), text("three"))
+    db = home / "data" / "sessions.db"
+    async with lsp_server(srv, workspace, home) as lsp:
+        sid = await lsp.new_session()
+        assert (await lsp.result("agent/turn", {"sessionId": sid, "prompt": "first"}, 30))["completed"]
+        with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as raw:
+            raw.execute("CREATE TRIGGER fail BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+            answer = await lsp.call("agent/turn", {"sessionId": sid, "prompt": "second"}, 30)
+            raw.execute("DROP TRIGGER fail")
+        assert answer["result"]["completed"] and answer["result"]["finalResponse"] == "two", answer
+        assert (await lsp.result("agent/turn", {"sessionId": sid, "prompt": "third"}, 30))["finalResponse"] == "three"
+        assert await lsp.shutdown() == 0
+    async with SessionStore(db) as store:
+        saved = await store.load_messages(sid)
+    assert [m["role"] for m in saved] == ["user", "assistant", "user", "assistant", "tool", "assistant", "user",
+                                          "assistant"]
+    assert violations(saved) == []
 
 
 @pytest.mark.parametrize("face", ["lsp", "run"])
