@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import anyio
+
+log = logging.getLogger("agentls.loop")
 
 
 class TurnControl:
@@ -33,8 +36,13 @@ class TurnControl:
         self._interrupt_requested = False
 
     def end(self) -> None:
+        """The turn is over. Steers still queued belong to it (it raised before it could hand them back as
+        ``pending_steer``: cancelled, or refused): they are dropped, never delivered to a later turn."""
         self._running = False
         self._interrupt_requested = False
+        if self._steers:
+            log.warning("%d steer(s) dropped: the turn they were sent to ended without taking them", len(self._steers))
+            self._steers.clear()
 
     def steer(self, text: str) -> bool:
         """Queue ``text`` for delivery after the current tool round. False when no turn is running."""

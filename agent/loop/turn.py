@@ -16,6 +16,7 @@ from agentls.agent.loop.rounds import run_rounds
 from agentls.agent.loop.state import TurnState
 from agentls.agent.replay import replay_updates
 from agentls.agent.result import ExitReason, TurnResult
+from agentls.agent.sessions.lease import SessionBusy
 from agentls.agent.transcript import repair
 
 
@@ -51,11 +52,15 @@ async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
 
 async def run_turn(parts: TurnParts, req: TurnRequest) -> TurnResult:
     """The caller holds the session's turn lock and has set its parts up. Steers and interrupts count from
-    here, while the session's lease is taken too (``SessionBusy`` when another process drives it)."""
+    here, while the session's lease is taken too (``SessionBusy`` when another process drives it, carrying
+    the steers accepted meanwhile as ``pending_steer``). A turn that raises drops the steers it left queued."""
     parts.control.begin()
     try:
         async with parts.conversation.lease():
             return await _announced(parts, req)
+    except SessionBusy as busy:  # the turn never ran: steers it accepted meanwhile go back to the caller
+        busy.pending_steer = parts.control.take_steer()
+        raise
     finally:
         parts.control.end()
         parts.compactor.release_queued()  # compressions asked for after the last boundary run on their own

@@ -81,6 +81,7 @@ class SessionBusy(RuntimeError):
     def __init__(self, session_id: str, holder: LeaseHolder) -> None:
         self.session_id = session_id
         self.holder = holder
+        self.pending_steer: str | None = None  # steers the refused turn had accepted (set by the loop): not delivered
         super().__init__(f"session {session_id} is busy: a turn is running in another agentls process "
                          f"({holder.describe()}). Wait for that turn to end, or stop it there; a process that is "
                          f"gone gives the session up at once (on another host after {LEASE_TTL:g} s without a "

@@ -40,6 +40,9 @@ def store_errors() -> Iterator[None]:
     try:
         yield
     except SessionBusy as exc:
-        raise internal(str(exc), {"reason": "sessionBusy", "runningElsewhere": exc.holder.to_json()}) from None
+        data: dict[str, Any] = {"reason": "sessionBusy", "runningElsewhere": exc.holder.to_json()}
+        if exc.pending_steer:  # steers sent while the prompt asked for the session: not delivered
+            data["pendingSteer"] = exc.pending_steer
+        raise internal(str(exc), data) from None
     except StoreError as exc:
         raise internal(str(exc), {"reason": "sessionStore"}) from None

@@ -53,8 +53,10 @@ def store_errors(handler: Callable[..., Awaitable[Result]]) -> Callable[..., Awa
         try:
             return await handler(*args)
         except SessionBusy as exc:
-            raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionBusy",
-                                                         "runningElsewhere": exc.holder.to_json()}) from None
+            data: dict[str, Any] = {"reason": "sessionBusy", "runningElsewhere": exc.holder.to_json()}
+            if exc.pending_steer:  # steers sent while the turn asked for the session: not delivered
+                data["pendingSteer"] = exc.pending_steer
+            raise StoreProblem(f"agentls: {exc}", data=data) from None
         except StoreError as exc:
             raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionStore"}) from None
 
