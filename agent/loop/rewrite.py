@@ -9,11 +9,11 @@ the edit's real result instead.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 
 from agentls.agent.loop import request
 from agentls.agent.loop.parts import TurnParts
+from agentls.agent.loop.save import save
 from agentls.agent.loop.state import TurnState
 from agentls.agent.model_caller import Prompt
 from agentls.agent.providers.errors import ProviderError
@@ -22,7 +22,6 @@ from agentls.agent.types import Message, ToolCall, text_of
 
 REWRITE_TEMPERATURE = 0.0
 NOT_RUN_YET = "(not run yet: this call runs after the edit_file call answered below)"
-log = logging.getLogger("agentls.loop")
 
 
 def request_text(parts: TurnParts, turn: TurnState) -> str:
@@ -54,11 +53,7 @@ def rewriter(parts: TurnParts, turn: TurnState, call: ToolCall) -> Rewrite:
             return replace(request.prompt(parts, turn, extra_messages=extra, temperature=REWRITE_TEMPERATURE),
                            tool_choice="text")
 
-        try:  # the transcript is persisted before every provider call
-            await parts.conversation.persist()
-        except Exception as exc:  # as for tool results: kept in memory and written with the next round
-            log.exception("persisting before the rewrite failed")
-            turn.cleanup_errors.append(f"persist: {type(exc).__name__}: {exc}")
+        await save(parts, turn)  # before every provider call; a failing store does not end the turn
         try:
             response = await parts.caller.call(build, turn.calls, purpose="rewrite", stream_to_user=False)
         except ProviderError as exc:
