@@ -11,12 +11,21 @@ def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def message_chunk(text: str) -> SessionUpdate:
-    return {"sessionUpdate": "agent_message_chunk", "content": _text(text)}
+def _chunk(kind: str, text: str, message_id: str | None, meta: dict[str, Any] | None) -> SessionUpdate:
+    update: SessionUpdate = {"sessionUpdate": kind, "content": _text(text)}
+    if message_id is not None:
+        update["messageId"] = message_id
+    if meta:
+        update["_meta"] = meta
+    return update
 
 
-def thought_chunk(text: str) -> SessionUpdate:
-    return {"sessionUpdate": "agent_thought_chunk", "content": _text(text)}
+def message_chunk(text: str, *, message_id: str | None = None, meta: dict[str, Any] | None = None) -> SessionUpdate:
+    return _chunk("agent_message_chunk", text, message_id, meta)
+
+
+def thought_chunk(text: str, *, message_id: str | None = None, meta: dict[str, Any] | None = None) -> SessionUpdate:
+    return _chunk("agent_thought_chunk", text, message_id, meta)
 
 
 def user_chunk(text: str) -> SessionUpdate:

@@ -13,8 +13,9 @@ import anyio
 
 from agentls.agent import events
 from agentls.agent.endpoints import Endpoints
-from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from agentls.agent.providers.base import ProviderRequest, ProviderResponse, ToolSchema
 from agentls.agent.providers.errors import ProviderError
+from agentls.agent.shown_message import ShownMessage
 from agentls.agent.types import Message, Usage, add_usage, empty_usage, text_of
 from agentls.agent.updates import UpdateSender
 
@@ -77,13 +78,6 @@ class ModelCaller:
         self.last_prompt_tokens: int | None = None  # the provider's count for the last call
         self.wire_cache: dict[int, Any] = {}  # encoded messages, reused between calls
         self._updates = updates
-        self._sink = StreamSink(on_text=self._on_text, on_reasoning=self._on_reasoning)
-
-    async def _on_text(self, delta: str) -> None:
-        await self._updates.send(events.message_chunk(delta))
-
-    async def _on_reasoning(self, delta: str) -> None:
-        await self._updates.send(events.thought_chunk(delta))
 
     async def call(self, prompt: Callable[[], Prompt], state: CallState, *, purpose: str = "turn",
                    stream_to_user: bool = True, on_overflow: Overflow | None = None) -> ProviderResponse:
@@ -92,7 +86,9 @@ class ModelCaller:
         options = self.options
         attempt = 0
         compressed = False
+        shown = ShownMessage(self._updates.send)  # what the editor has of this call, kept across attempts
         while True:
+            shown.restart()
             provider, model = await self.endpoints.provider_for(state.fallback_index)
             p = prompt()
             request = ProviderRequest(model=model, system=p.system, messages=p.messages, tools=p.tools,
@@ -103,7 +99,7 @@ class ModelCaller:
                                       held_back=p.held_back)
             state.api_calls += 1
             try:
-                response = await provider.complete(request, self._sink if stream_to_user else None)
+                response = await provider.complete(request, shown.sink if stream_to_user else None)
             except ProviderError as exc:
                 log.warning("provider call failed (%s, attempt %d, model %s): %s", exc.category, attempt + 1, model,
                             exc)
@@ -128,17 +124,16 @@ class ModelCaller:
                     log.warning("falling back to model %s", self.endpoints.fallback_name(state.fallback_index))
                     continue
                 raise
-            await self._account(response, state, shown=stream_to_user and not request.stream)
+            if stream_to_user:
+                if not request.stream:  # a non-streamed answer still reaches the editor, in one piece
+                    await shown.feed("reasoning", str(response.message.get("reasoning") or ""))
+                    await shown.feed("text", text_of(response.message))
+                await shown.finish()
+            await self._account(response, state)
             return response
 
-    async def _account(self, response: ProviderResponse, state: CallState, *, shown: bool) -> None:
-        """Usage and the context meter; a non-streamed answer still reaches the editor, in one piece."""
-        if shown:
-            if response.message.get("reasoning"):
-                await self._updates.send(events.thought_chunk(str(response.message["reasoning"])))
-            text = text_of(response.message)
-            if text:
-                await self._updates.send(events.message_chunk(text))
+    async def _account(self, response: ProviderResponse, state: CallState) -> None:
+        """Usage and the context meter."""
         usage = response.usage
         add_usage(state.usage, usage)
         self.last_prompt_tokens = usage["prompt_tokens"] or None
