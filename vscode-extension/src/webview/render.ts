@@ -327,6 +327,15 @@ export class ChatApp {
       else if (seen.node !== node) seen.node.replaceWith(node);
       this.rendered.set(item.id, { rev: item.rev, node });
     }
+    if (this.rendered.size > items.length) {  // items left the transcript (a retried stream's void message)
+      const kept = new Set(items.map((i) => i.id));
+      for (const [id, seen] of this.rendered) {
+        if (!kept.has(id)) {
+          seen.node.remove();
+          this.rendered.delete(id);
+        }
+      }
+    }
   }
 
   private renderItem(item: Item, prev: HTMLElement | undefined): HTMLElement {

@@ -288,6 +288,7 @@ export class ChatModel {
     switch (u.sessionUpdate) {
       case 'agent_message_chunk':
       case 'agent_thought_chunk':
+        this.dropReplaced(u);
         this.chunk(u.sessionUpdate === 'agent_message_chunk' ? 'agent' : 'thought', u.content as ContentBlock, (u.messageId as string | null) ?? null);
         return;
       case 'user_message_chunk':
@@ -339,6 +340,14 @@ export class ChatModel {
       default:
         return; // available_commands_update, current_mode_update, … are not shown
     }
+  }
+
+  /** A retried model call's stream that does not repeat what was shown names the void message
+   *  (`_meta.agentls.replaces`, docs/acp.md): its text and thought leave the transcript. */
+  private dropReplaced(u: Record<string, unknown>): void {
+    const replaces = (u._meta as { agentls?: { replaces?: unknown } } | undefined)?.agentls?.replaces;
+    if (typeof replaces !== 'string' || !replaces) return;
+    this.items = this.items.filter((i) => !((i.kind === 'agent' || i.kind === 'thought') && i.messageId === replaces));
   }
 
   private chunk(kind: 'agent' | 'thought', content: ContentBlock, messageId: string | null): void {

@@ -37,6 +37,17 @@ describe('chat state reducer', () => {
     );
   });
 
+  it('drops the text and thought of a message a retried stream replaces', () => {
+    const m = model(
+      { type: 'userMessage', text: 'hi' },
+      upd({ sessionUpdate: 'agent_thought_chunk', content: text('think'), messageId: 'm1' }),
+      upd({ sessionUpdate: 'agent_message_chunk', content: text('Hello '), messageId: 'm1' }),
+      upd({ sessionUpdate: 'agent_message_chunk', content: text('Hi there'), messageId: 'm2',
+            _meta: { agentls: { replaces: 'm1' } } } as SessionUpdate),
+    );
+    assert.deepEqual(m.items.map((i) => i.kind + ':' + ('text' in i ? i.text : '')), ['user:hi', 'agent:Hi there']);
+  });
+
   it('updates tool calls in place and bumps their rev', () => {
     const m = model(
       upd({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Edit app.py', kind: 'edit', status: 'pending', locations: [{ path: '/w/app.py', line: 3 }] }),

@@ -67,6 +67,21 @@ describe('chat webview (headless Chromium)', function () {
     assert.equal(await chat.page.textContent('.model-name'), 'gpt-4.1');
   });
 
+  it('takes a retried stream\'s void message off the page (_meta.agentls.replaces)', async () => {
+    const chunk = (sessionUpdate: 'agent_message_chunk' | 'agent_thought_chunk', t: string, messageId: string,
+      replaces?: string): ToWebview => ({
+      type: 'update', sessionId: fixture.sessionId,
+      update: { sessionUpdate, content: { type: 'text', text: t }, messageId,
+        ...(replaces ? { _meta: { agentls: { replaces } } } : {}) } as SessionUpdate,
+    });
+    await chat.send(...start, chunk('agent_thought_chunk', 'thinking', 'm1'), chunk('agent_message_chunk', 'Hello ', 'm1'));
+    assert.deepEqual(await chat.page.$$eval('.msg.agent', (els) => els.map((e) => e.textContent ?? '')), ['Hello ']);
+    assert.equal(await chat.page.locator('details.thought').count(), 1);
+    await chat.send(chunk('agent_message_chunk', 'Hi there', 'm2', 'm1'));
+    assert.deepEqual(await chat.page.$$eval('.msg.agent', (els) => els.map((e) => e.textContent ?? '')), ['Hi there']);
+    assert.equal(await chat.page.locator('details.thought').count(), 0);
+  });
+
   it('updates tool cards in place with kind, locations and status', async () => {
     const msgs = fixtureMessages(fixture);
     const firstCall = fixture.events.findIndex((e) => 'update' in e && (e.update as { sessionUpdate: string }).sessionUpdate === 'tool_call');
