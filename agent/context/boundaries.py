@@ -19,8 +19,9 @@ Unit = tuple[int, int]  # [start, end) message indices
 class Plan:
     """``messages[:head_end]`` and ``messages[tail_start:]`` are kept; the rest is the middle.
 
-    ``pinned_user`` is the index of the last user message when it lies in the middle: it is kept
-    (merged after the summary) so the latest request always survives verbatim.
+    ``pinned_user`` is the index of the user message kept verbatim (merged after the summary) when it lies
+    in the middle: the running turn's own user message when the caller names it (``plan(pin=...)``), else
+    the last user message, so the latest request always survives word for word.
     """
 
     head_end: int
@@ -141,10 +142,18 @@ def plan(
     head_budget: int,
     tail_budget: int,
     keep_last: int | None = None,
+    pin: int | None = None,
 ) -> Plan:
+    """``pin``: the running turn's user message. In the middle, it is the message kept (a steer after it
+    there is summarised); it is never summarised away. The tail then never starts with a user message (a
+    steer), which would follow the request merged with the summary: it starts one round earlier."""
     rounds = units(messages)
     head = head_end(messages, rounds, tokens, head_budget)
     tail = tail_start(messages, rounds, tokens, head=head, budget=tail_budget, keep_last=keep_last)
+    if pin is not None and head <= pin < tail and messages[pin].get("role") == "user":
+        if tail < len(messages) and messages[tail].get("role") == "user":
+            tail = _unit_start(rounds, tail - 1)
+        return Plan(head_end=head, tail_start=tail, pinned_user=pin if pin < tail else None)
     last_user = _last_index(messages, "user", head)
     pinned = last_user if last_user is not None and last_user < tail else None
     return Plan(head_end=head, tail_start=tail, pinned_user=pinned)

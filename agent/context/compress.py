@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from agentls.agent.truncate import cap_text
-from agentls.agent.context import boundaries, prune, summary
+from agentls.agent.context import anchor, boundaries, prune, summary
 from agentls.agent.context.tokens import estimate_message, estimate_each, estimate_messages
 from agentls.agent.transcript import repair, violations
 from agentls.agent.types import Message, text_of
@@ -43,6 +43,7 @@ class CompressionResult:
     fallback: bool = False
     pruned_only: bool = False
     preview: bool = False
+    pinned: int | None = None  # where the message named by ``compress(pin=...)`` is now (None: not asked, or lost)
 
     @property
     def saved_ratio(self) -> float:
@@ -135,8 +136,23 @@ class Compressor:
         aggressive: bool = False,
         preview: bool = False,
         automatic: bool = False,
+        pin: int | None = None,
     ) -> CompressionResult:
-        src = list(messages)
+        """``pin``: the index of the running turn's user message. It is never summarised away (kept verbatim,
+        merged after the summary when it falls in the middle), and ``pinned`` says where it is in the result."""
+        src, pin = anchor.mark(messages, pin)
+        res = await self._compress(src, summarize=summarize, focus=focus, keep_last=keep_last,
+                                   aggressive=aggressive, preview=preview, automatic=automatic, pin=pin)
+        if pin is None:
+            return res
+        out, at = anchor.take(res.messages)
+        if at is None:
+            log.warning("compression lost the turn's user message (index %d)", pin)
+        return replace(res, messages=out, pinned=at)
+
+    async def _compress(self, src: list[Message], *, summarize: Summarize | None, focus: str | None,
+                        keep_last: int | None, aggressive: bool, preview: bool, automatic: bool,
+                        pin: int | None) -> CompressionResult:
         tokens = estimate_each(src)
         before = sum(tokens)
         stop_below = int(self.target_tokens * (1 - MARGIN))
@@ -146,7 +162,7 @@ class Compressor:
         work = list(src)  # copy-on-write: changed entries are replaced, never edited
         window = self.context_window
         cut = boundaries.plan(src, tokens, head_budget=int(HEAD_RATIO * window),
-                              tail_budget=int(self.tail_ratio * window), keep_last=keep_last)
+                              tail_budget=int(self.tail_ratio * window), keep_last=keep_last, pin=pin)
         calls = prune.calls_by_id(src)
 
         # 1. Prune old tool results outside the protected tail.

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentls.agent.context import anchor
 from agentls.agent.context.compress import Compressor
 from agentls.agent.context.tokens import estimate_messages
 from agentls.agent.transcript import violations
@@ -291,3 +292,41 @@ def test_property_result_is_always_valid(msgs: list[Message], window: int, keep:
     assert violations(again) == []
     assert len(summaries(again)) <= 1
     assert all(text_of(m).count("[Summary of ") <= 1 for m in again)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=transcripts(), window=st.sampled_from([2_000, 6_000, 30_000]), keep=st.sampled_from([None, 0, 1, 2]),
+       aggressive=st.booleans(), which=st.integers(0, 50))
+def test_property_the_pinned_turn_request_survives_and_is_found(msgs: list[Message], window: int, keep: int | None,
+                                                                aggressive: bool, which: int) -> None:
+    """``pin`` (the running turn's user message, docs/loop.md §7): never summarised away, kept word for word,
+    ``pinned`` is where it went, and the transient mark reaches neither the input nor the output."""
+    users = [i for i, m in enumerate(msgs) if m["role"] == "user"]
+    pin = users[which % len(users)]
+    before = copy.deepcopy(msgs)
+    res = asyncio.run(Compressor(window).compress(msgs, summarize=Recorder(), keep_last=keep, aggressive=aggressive,
+                                                  pin=pin))
+    out = res.messages
+    assert msgs == before and violations(out) == []
+    assert all(anchor.MARK not in (m.get("meta") or {}) for m in out)
+    assert res.pinned is not None
+    kept = out[res.pinned]
+    assert kept["role"] == "user" and text_of(kept).endswith(text_of(msgs[pin]))
+    if not (kept.get("meta") or {}).get("summary"):
+        assert kept == msgs[pin]
+    assert sum(text_of(m).count(text_of(msgs[pin])) for m in out if m["role"] == "user") >= 1
+
+
+async def test_a_steer_after_the_pinned_request_is_summarised_not_the_request() -> None:
+    msgs = session(3, 2, 3000)
+    at = len(msgs)
+    msgs += [user("THE TURN REQUEST"), assistant(None, [call("t1")]), tool("t1", "x" * 9000),
+             user("a steer", steer=True), assistant(None, [call("t2")]), tool("t2", "y" * 9000),
+             assistant(None, [call("t3")]), tool("t3", "z" * 9000)]
+    res = await Compressor(12_000).compress(msgs, summarize=Recorder(), pin=at)
+    assert res.summary is not None and res.pinned is not None
+    kept = res.messages[res.pinned]
+    assert pure_summary(kept) is False and text_of(kept).endswith("THE TURN REQUEST")
+    assert all("a steer" != text_of(m) for m in res.messages)  # the steer went into the summary
+    plain = await Compressor(12_000).compress(msgs, summarize=Recorder())
+    assert all("THE TURN REQUEST" not in text_of(m) for m in plain.messages)  # unpinned: it would be lost
