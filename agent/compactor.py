@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from agentls.agent import events
+from agentls.agent.context.anchor import last_user
 from agentls.agent.conversation import Conversation
 from agentls.agent.model_caller import ModelCaller
 from agentls.agent.tools.registry import ToolRegistry
@@ -78,10 +79,11 @@ class Compactor:
         # A manual pass shows its progress; an automatic one reports only if it changed something.
         if not preview and not automatic:
             await send(events.compaction_update(compaction_id, "in_progress"))
+        turn_user = conversation.turn_user  # pinned: never summarised away, and found again after the pass
         try:
             res: CompressionResult = await self.compressor.compress(
                 conversation.messages, summarize=self._summarize, focus=focus, keep_last=keep_last,
-                aggressive=aggressive, preview=preview, automatic=automatic)
+                aggressive=aggressive, preview=preview, automatic=automatic, pin=turn_user)
         except anyio.get_cancelled_exc_class():
             if not preview and not automatic:
                 with anyio.CancelScope(shield=True):
@@ -98,7 +100,10 @@ class Compactor:
             return {**report, "summary": res.summary}
         changed = res.messages_after != res.messages_before or res.messages != conversation.messages
         if changed:
-            conversation.replace(res.messages)
+            at = res.pinned
+            if at is None and turn_user is not None:  # never expected: the request is pinned (logged there)
+                at = last_user(res.messages)
+            conversation.replace(res.messages, turn_user=at)
             self._caller.last_prompt_tokens = None
             try:
                 await conversation.persist()

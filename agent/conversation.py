@@ -45,6 +45,9 @@ class Conversation:
         self.call_ids = CallIds()  # tool-call ids unique in the session; the provider's own kept for it
         self._notes: list[str] = []
         self._revision: tuple[int, int] = (0, 0)  # the store's revision of the session as last seen here
+        # The running turn's user message: its index in ``messages``, kept right by every rewrite (a compression
+        # says where it went, docs/loop.md §7). None between turns.
+        self.turn_user: int | None = None
 
     async def open(self) -> None:
         """Open the store (when there is one) and load the session if it exists."""
@@ -93,6 +96,7 @@ class Conversation:
         appended when the stored rows stay a prefix, else by rewriting them."""
         fixed = settled(loaded)
         self.messages[:] = fixed
+        self.turn_user = None
         self._persisted = len(loaded)
         self._needs_rewrite = fixed[:len(loaded)] != loaded
 
@@ -186,11 +190,26 @@ class Conversation:
         """Count a new turn and append its user message; returns that message's index."""
         self.turn_index += 1
         self.messages.append({"role": "user", "content": content})
-        return len(self.messages) - 1
+        self.turn_user = len(self.messages) - 1
+        return self.turn_user
 
-    def replace(self, messages: list[Message]) -> None:
-        """A whole new transcript (a caller's history, a compression): the stored one is rewritten."""
+    def end_turn(self) -> None:
+        self.turn_user = None
+
+    def turn_request(self) -> Message | None:
+        """The running turn's user message as the user wrote it (without a summary merged into it)."""
+        at = self.turn_user
+        if at is None or not 0 <= at < len(self.messages):
+            return None
+        from agentls.agent.context.summary import split_summary
+
+        return split_summary(self.messages[at])[2]
+
+    def replace(self, messages: list[Message], *, turn_user: int | None = None) -> None:
+        """A whole new transcript (a caller's history, a compression): the stored one is rewritten.
+        ``turn_user``: where the running turn's user message is in it (a compression's ``pinned``)."""
         self.messages[:] = messages
+        self.turn_user = turn_user
         self._needs_rewrite = True
 
     def repair_tail(self) -> None:
@@ -198,7 +217,12 @@ class Conversation:
         broken (rounds are persisted whole); the stored rows are rewritten only if the prefix changed."""
         if not violations(self.messages):
             return
-        fixed = repair(self.messages)
+        from agentls.agent.context import anchor
+
+        marked, at = anchor.mark(self.messages, self.turn_user)
+        fixed, self.turn_user = anchor.take(repair(marked))
+        if at is not None and self.turn_user is None:
+            self.turn_user = anchor.last_user(fixed)
         done = self._persisted
         if fixed[:done] != self.messages[:done]:
             self._needs_rewrite = True

@@ -50,9 +50,10 @@ def named_files(text: str, files: list[str]) -> list[str]:
 async def preread(parts: TurnParts, turn: TurnState) -> None:
     conversation = parts.conversation
     messages = conversation.messages
-    if not parts.views.small_model or "read_file" not in parts.registry.names or turn.user_index >= len(messages):
+    request = conversation.turn_request()
+    if not parts.views.small_model or "read_file" not in parts.registry.names or request is None:
         return
-    text = text_of(messages[turn.user_index])
+    text = text_of(request)
     if not _TOKEN.search(text) or _RUN.search(text):
         return
     files = named_files(text, await parts.views.workspace_files())

@@ -20,14 +20,18 @@ def _with_text(message: Message, extra: str) -> Message:
     return copy
 
 
-def view(messages: list[Message], turn: TurnState, extra_user: str | None = None,
+def view(messages: list[Message], turn: TurnState, user_at: int | None, extra_user: str | None = None,
          extra_messages: list[Message] | None = None) -> list[Message]:
-    """The messages to send: runtime context rides on a copy of this turn's user message; an ephemeral
-    instruction (nudge, grace, continuation) rides at the end. The stored transcript is untouched."""
-    if turn.runtime_context and 0 <= turn.user_index < len(messages):
-        if turn.user_copy is None:
-            turn.user_copy = _with_text(messages[turn.user_index], turn.runtime_context)
-        messages = [*messages[: turn.user_index], turn.user_copy, *messages[turn.user_index + 1:]]
+    """The messages to send: runtime context rides on a copy of this turn's user message (at ``user_at``,
+    ``Conversation.turn_user``); an ephemeral instruction (nudge, grace, continuation) rides at the end. The
+    stored transcript is untouched. The copy is made again when the message there is not the one it was
+    made from (a compression rewrote the transcript)."""
+    if turn.runtime_context and user_at is not None and 0 <= user_at < len(messages) \
+            and messages[user_at].get("role") == "user":
+        source = messages[user_at]
+        if turn.user_copy is None or turn.user_copy[0] is not source:
+            turn.user_copy = (source, _with_text(source, turn.runtime_context))
+        messages = [*messages[:user_at], turn.user_copy[1], *messages[user_at + 1:]]
     if extra_messages:
         messages = [*messages, *extra_messages]
     if extra_user:
@@ -55,7 +59,7 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
     if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
     if parts.views.small_model and _failed_edit(last) and \
-            sum(1 for m in messages[turn.user_index:] if _failed_edit(m)) <= EDIT_RETRIES:
+            sum(1 for m in messages[parts.conversation.turn_user or 0:] if _failed_edit(m)) <= EDIT_RETRIES:
         return "required"  # a small model gives up, or claims the change, right after a failed edit
     if parts.views.small_model and _landed_edit(last) and _named_all_changed(parts, turn):
         return "none"  # every file the request names is changed: it otherwise goes on "improving" them
@@ -97,6 +101,7 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
     conversation = parts.conversation
     return Prompt(system=conversation.system_prompt or "",
                   messages=conversation.call_ids.for_provider(
-                      view(conversation.messages, turn, extra_user, extra_messages), conversation.messages),
+                      view(conversation.messages, turn, conversation.turn_user, extra_user, extra_messages),
+                      conversation.messages),
                   tools=parts.views.schemas() if tools else (), tool_choice=tool_choice(parts, turn, tools),
                   paths=paths, temperature=temperature, held_back=held_back(parts, turn))

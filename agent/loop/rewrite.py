@@ -26,10 +26,8 @@ NOT_RUN_YET = "(not run yet: this call runs after the edit_file call answered be
 
 def request_text(parts: TurnParts, turn: TurnState) -> str:
     """This turn's user request, as the user wrote it."""
-    messages = parts.conversation.messages
-    if 0 <= turn.user_index < len(messages):
-        return text_of(messages[turn.user_index])
-    return ""
+    message = parts.conversation.turn_request()
+    return text_of(message) if message is not None else ""
 
 
 def _not_run_yet(messages: list[Message], call: ToolCall) -> list[Message]:

@@ -12,9 +12,10 @@ from agentls.agent.types import Message
 @dataclass
 class TurnState:
     task_id: str | None
-    user_index: int  # index in the conversation's messages of this turn's user message
     runtime_context: str | None = None
-    user_copy: Message | None = None  # the user message as sent, with runtime context (built once per turn)
+    # (the stored user message, its copy with the runtime context): built again when a rewrite of the transcript
+    # (a compression) put another message at the turn's user index (``Conversation.turn_user``)
+    user_copy: tuple[Message, Message] | None = None
     iterations: int = 0  # model calls this turn, against the agent's own max_iterations
     calls: CallState = field(default_factory=CallState)  # fallback, api calls, usage
     nudged: bool = False

@@ -42,9 +42,9 @@ async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
                                             small_model=parts.views.small_model)
     if not parts.budget_shared:
         parts.budget.reset()
-    user_index = conversation.start_turn(req.content)
+    conversation.start_turn(req.content)
     context = "\n\n".join(x for x in (conversation.take_notes(), req.runtime_context) if x) or None
-    turn = TurnState(task_id=req.task_id, user_index=user_index, runtime_context=context)
+    turn = TurnState(task_id=req.task_id, runtime_context=context)
     parts.views.changed()  # the user may have added or removed files since the last turn
     parts.tools.start_turn(turn.outcome)
     return turn
@@ -64,6 +64,7 @@ async def run_turn(parts: TurnParts, req: TurnRequest) -> TurnResult:
     finally:
         parts.control.end()
         parts.compactor.release_queued()  # compressions asked for after the last boundary run on their own
+        parts.conversation.end_turn()
 
 
 async def _announced(parts: TurnParts, req: TurnRequest) -> TurnResult:
