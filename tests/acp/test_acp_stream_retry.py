@@ -14,12 +14,12 @@ from acp import text_block
 from acp_harness.agent import Agent, agent_env, start_agent, write_config
 
 from agentls.agent.scripted import ScriptedServer, cut_stream, text
+from tests.stream_chunks import shown_chunks
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ANSWER = text("Hello brave new world", reasoning="think about it")
 CUT_IN_TEXT = {"openai": 5, "anthropic": 10}  # SSE frames up to and including the text delta "Hello "
-CHUNKS = ("agent_message_chunk", "agent_thought_chunk")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module", params=["openai", "anthropic"])
@@ -43,17 +43,7 @@ async def _turn(agent: Agent, scripted: ScriptedServer, ws: Path) -> tuple[list[
     sid = await agent.new_session(ws)
     response = await agent.conn.prompt(session_id=sid, prompt=[text_block("hi")])
     assert response.stop_reason == "end_turn"
-    ids: list[str] = []
-    out: list[tuple[str, str, int, Any]] = []
-    for u in agent.client.updates[sid]:
-        if u["sessionUpdate"] not in CHUNKS:
-            continue
-        if u["messageId"] not in ids:
-            ids.append(u["messageId"])
-        replaces = (u.get("_meta") or {}).get("agentls", {}).get("replaces")
-        kind = "text" if u["sessionUpdate"] == "agent_message_chunk" else "thought"
-        out.append((kind, u["content"]["text"], ids.index(u["messageId"]),
-                    None if replaces is None else ids.index(replaces)))
+    out = shown_chunks(agent.client.updates[sid])
     loaded = await _stored_answer(agent, sid, ws)
     return out, loaded
 

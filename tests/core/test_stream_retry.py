@@ -9,27 +9,17 @@ import pytest
 
 from agentls.agent.scripted import Reply, ScriptedServer, call, cut_stream, error, reset, text, tools
 
+from tests.stream_chunks import CHUNKS, Shown, shown_chunks
+
 from .conftest import AgentFactory
 from .helpers import Updates, check
 
 ANSWER = text("Hello brave new world", reasoning="think about it")
-CHUNKS = ("agent_message_chunk", "agent_thought_chunk")
 
 
-def shown(updates: Updates) -> list[tuple[str, str, int, int | None]]:
+def shown(updates: Updates) -> Shown:
     """The chunks as ``(kind, text, message number, number of the message it replaces)``."""
-    ids: list[str] = []
-    out: list[tuple[str, str, int, int | None]] = []
-    for u in updates.items:
-        if u["sessionUpdate"] not in CHUNKS:
-            continue
-        if u["messageId"] not in ids:
-            ids.append(u["messageId"])
-        replaces = (u.get("_meta") or {}).get("agentls", {}).get("replaces")
-        kind = "text" if u["sessionUpdate"] == "agent_message_chunk" else "thought"
-        out.append((kind, u["content"]["text"], ids.index(u["messageId"]),
-                    None if replaces is None else ids.index(replaces)))
-    return out
+    return shown_chunks(updates.items)
 
 
 def editor_view(updates: Updates) -> tuple[str, str]:

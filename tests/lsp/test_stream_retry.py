@@ -4,11 +4,11 @@ notifications (docs/protocol.md "Message ids and retries"), on the OpenAI chat a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentls.agent.scripted import ScriptedServer, cut_stream, text
+from tests.stream_chunks import Shown, shown_chunks
 
 from .conftest import initialize, new_session, request
 from .editor import Editor
@@ -17,20 +17,8 @@ ANSWER = text("Hello brave new world", reasoning="think about it")
 CUT_IN_TEXT = {"openai": 5, "anthropic": 10}  # SSE frames up to and including the text delta "Hello "
 
 
-def chunks(editor: Editor, sid: str) -> list[tuple[str, str, int, Any]]:
-    ids: list[str] = []
-    out: list[tuple[str, str, int, Any]] = []
-    for note in editor.seen.updates:
-        u = note["update"]
-        if note["sessionId"] != sid or u["sessionUpdate"] not in ("agent_message_chunk", "agent_thought_chunk"):
-            continue
-        if u["messageId"] not in ids:
-            ids.append(u["messageId"])
-        replaces = (u.get("_meta") or {}).get("agentls", {}).get("replaces")
-        kind = "text" if u["sessionUpdate"] == "agent_message_chunk" else "thought"
-        out.append((kind, u["content"]["text"], ids.index(u["messageId"]),
-                    None if replaces is None else ids.index(replaces)))
-    return out
+def chunks(editor: Editor, sid: str) -> Shown:
+    return shown_chunks(n["update"] for n in editor.seen.updates if n["sessionId"] == sid)
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
