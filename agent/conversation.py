@@ -79,10 +79,11 @@ class Conversation:
         memory only (a prompt another process is answering is left open), and the transcript is loaded again (and
         the change saved) when this process next takes the lease."""
         loaded = await store.load_messages(self.session_id)
-        if settled(loaded) is not loaded:
+        fixed = settled(loaded)
+        if fixed is not loaded:
             running = await store.lease_holder(self.session_id) is not None
             if running or not await self._save_settled(store):
-                self.messages[:] = settled(loaded, stopped=not running)
+                self.messages[:] = settled(loaded, stopped=False) if running else fixed
                 self._persisted = len(self.messages)
                 self._needs_rewrite = False
                 self._revision = UNSEEN

@@ -14,6 +14,7 @@ a refused command then goes unnoticed).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import PurePosixPath
@@ -22,6 +23,7 @@ from agentls.agent.loop.dispatch import announce, run_calls
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.prepare import prepare_calls
 from agentls.agent.loop.state import TurnState
+from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 from agentls.agent.types import Message, ToolCall, text_of
 
 MAX_FILES = 3
@@ -59,7 +61,8 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     files = named_files(text, await parts.views.workspace_files())
     if not files:
         return
-    turn.named_files = tuple(files)
+    with contextlib.suppress(OutsideWorkspace):  # a listed symlink out: nothing to wait for
+        turn.named_files = tuple(resolve_in_workspace(conversation.root, f) for f in files)
     turn.changes_only = len(set(_TOKEN.findall(text))) == len(files) and not _CREATE.search(text)
     calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",
               "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from agentls.agent.loop.parts import TurnParts
 from agentls.agent.loop.state import TurnState
 from agentls.agent.model_caller import Prompt
-from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
 from agentls.agent.tools.guards import READ_FIRST
 from agentls.agent.types import Message
 
@@ -58,10 +57,11 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
         return None
     if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
-    if parts.views.small_model and _failed_edit(last) and \
-            sum(1 for m in messages[parts.conversation.turn_user or 0:] if _failed_edit(m)) <= EDIT_RETRIES:
+    if not parts.views.small_model or (failed := _edit_failed(last)) is None:
+        return None
+    if failed and sum(1 for m in messages[parts.conversation.turn_user or 0:] if _edit_failed(m)) <= EDIT_RETRIES:
         return "required"  # a small model gives up, or claims the change, right after a failed edit
-    if parts.views.small_model and _landed_edit(last) and _named_all_changed(parts, turn):
+    if not failed and turn.named_files and set(turn.named_files) <= turn.outcome.applied():
         return "none"  # every file the request names is changed: it otherwise goes on "improving" them
     return None
 
@@ -69,24 +69,11 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
 EDIT_RETRIES = 3  # failed edits in a turn after which a small model may answer instead of trying again
 
 
-def _named_all_changed(parts: TurnParts, turn: TurnState) -> bool:
-    if not turn.named_files:
-        return False
-    try:
-        named = {resolve_in_workspace(parts.conversation.root, f) for f in turn.named_files}
-    except OutsideWorkspace:
-        return False
-    return named <= turn.outcome.applied()
-
-
-def _landed_edit(message: Message) -> bool:
-    return message.get("role") == "tool" and message.get("name") in ("edit_file", "write_file") \
-        and not (message.get("meta") or {}).get("error")
-
-
-def _failed_edit(message: Message) -> bool:
-    return message.get("role") == "tool" and message.get("name") in ("edit_file", "write_file") \
-        and bool((message.get("meta") or {}).get("error"))
+def _edit_failed(message: Message) -> bool | None:
+    """For an edit's result: whether it failed; None for any other message."""
+    if message.get("role") != "tool" or message.get("name") not in ("edit_file", "write_file"):
+        return None
+    return bool((message.get("meta") or {}).get("error"))
 
 
 def held_back(parts: TurnParts, turn: TurnState) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ REWRITE_TEMPERATURE = 0.0
 NOT_RUN_YET = "(not run yet: this call runs after the edit_file call answered below)"
 
 
-def request_text(parts: TurnParts, turn: TurnState) -> str:
+def request_text(parts: TurnParts) -> str:
     """This turn's user request, as the user wrote it."""
     message = parts.conversation.turn_request()
     return text_of(message) if message is not None else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from agentls.agent.model_caller import CallState
 from agentls.agent.outcome import LoopGuard, OutcomeRecorder
@@ -24,5 +25,5 @@ class TurnState:
     cleanup_errors: list[str] = field(default_factory=list)
     outcome: OutcomeRecorder = field(default_factory=OutcomeRecorder)  # what the turn really did
     guard: LoopGuard = field(default_factory=LoopGuard)  # repeated identical calls stop tool use
-    named_files: tuple[str, ...] = ()  # a small model's request: the workspace files it names (loop/preread.py)
+    named_files: tuple[Path, ...] = ()  # a small model's request: the workspace files it names (loop/preread.py)
     changes_only: bool = False  # ... and it names no other file and asks to create nothing
