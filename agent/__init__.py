@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent.version import __version__
+from .version import __version__
 
 if TYPE_CHECKING:
-    from agentls.agent.agent import AIAgent
-    from agentls.agent.budget import IterationBudget
+    from .agent import AIAgent
+    from .budget import IterationBudget
 
 __all__ = ["AIAgent", "IterationBudget", "__version__"]
 
 
 def __getattr__(name: str) -> Any:  # lazy, so `import agent` stays cheap for the faces' startup time
     if name == "AIAgent":
-        from agentls.agent.agent import AIAgent
+        from .agent import AIAgent
 
         return AIAgent
     if name == "IterationBudget":
-        from agentls.agent.budget import IterationBudget
+        from .budget import IterationBudget
 
         return IterationBudget
     raise AttributeError(name)

@@ -10,32 +10,32 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from agentls.agent.budget import IterationBudget
-from agentls.agent.checkpoints import Checkpoints
-from agentls.agent.compactor import AFTER_TURN, Compactor
-from agentls.agent.conversation import Conversation
-from agentls.agent.disk_host import DiskHost, UpdateCallback
-from agentls.agent.endpoints import EndpointOptions, Endpoints
-from agentls.agent.host import Host
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.turn import TurnRequest, run_turn
-from agentls.agent.model_caller import CallOptions, ModelCaller
-from agentls.agent.permissions import PermissionPolicy
-from agentls.agent.prompt_blocks import normalize_prompt
-from agentls.agent.result import TurnResult
-from agentls.agent.sandbox.policy import SandboxConfig
-from agentls.agent.sandbox.session import CommandSandbox, outside_key
-from agentls.agent.titles import Titles
-from agentls.agent.tool_runner import ToolRunner
-from agentls.agent.tool_views import ToolViews
-from agentls.agent.tools.base import Tool
-from agentls.agent.tools.registry import BUILTIN_TOOLS, ToolRegistry
-from agentls.agent.turn_control import TurnControl
-from agentls.agent.types import Message
-from agentls.agent.updates import UpdateSender
+from .budget import IterationBudget
+from .checkpoints import Checkpoints
+from .compactor import AFTER_TURN, Compactor
+from .conversation import Conversation
+from .disk_host import DiskHost, UpdateCallback
+from .endpoints import EndpointOptions, Endpoints
+from .host import Host
+from .loop.parts import TurnParts
+from .loop.turn import TurnRequest, run_turn
+from .model_caller import CallOptions, ModelCaller
+from .permissions import PermissionPolicy
+from .prompt_blocks import normalize_prompt
+from .result import TurnResult
+from .sandbox.policy import SandboxConfig
+from .sandbox.session import CommandSandbox, outside_key
+from .titles import Titles
+from .tool_runner import ToolRunner
+from .tool_views import ToolViews
+from .tools.base import Tool
+from .tools.registry import BUILTIN_TOOLS, ToolRegistry
+from .turn_control import TurnControl
+from .types import Message
+from .updates import UpdateSender
 
 if TYPE_CHECKING:
-    from agentls.agent.sessions.store import SessionStore
+    from .sessions.store import SessionStore
 
 log = logging.getLogger("agentls.agent")
 LOCAL_MAX_TOKENS = 2048  # a small model that loops would otherwise write to the end of its context (minutes)

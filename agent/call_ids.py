@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from agentls.agent.types import Message, ToolCall
+from .types import Message, ToolCall
 
 META_KEY = "provider_ids"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.agent.conversation import Conversation
-from agentls.agent.host import Host
-from agentls.agent.paths import display
+from .conversation import Conversation
+from .host import Host
+from .paths import display
 
 
 class Checkpoints:

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agentls.agent import events
-from agentls.agent.context.anchor import last_user
-from agentls.agent.conversation import Conversation
-from agentls.agent.model_caller import ModelCaller
-from agentls.agent.tools.registry import ToolRegistry
-from agentls.agent.updates import UpdateSender
+from . import events
+from .context.anchor import last_user
+from .conversation import Conversation
+from .model_caller import ModelCaller
+from .tools.registry import ToolRegistry
+from .updates import UpdateSender
 
 if TYPE_CHECKING:
-    from agentls.agent.context.compress import CompressionResult, Compressor
+    from .context.compress import CompressionResult, Compressor
 
 log = logging.getLogger("agentls.compress")
 
@@ -41,7 +41,7 @@ class Compactor:
         self._queued: list[tuple[dict[str, Any], asyncio.Future[Report]]] = []
 
     def open(self, context_window: int) -> None:
-        from agentls.agent.context.compress import Compressor
+        from .context.compress import Compressor
 
         self._compressor = Compressor(context_window, threshold=self.threshold)
 
@@ -52,7 +52,7 @@ class Compactor:
 
     def _fixed_tokens(self) -> int:
         """The system prompt and tool schemas: sent with every request, outside the transcript."""
-        from agentls.agent.context.tokens import estimate_text
+        from .context.tokens import estimate_text
 
         system = self._conversation.system_prompt or ""
         schemas = self._registry.schemas()

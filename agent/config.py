@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.config_values import URL, BadValue, Fields, choice, describe, number, switch
-from agentls.agent.sandbox.policy import DEFAULT_WRITABLE, MODES, loosens
+from .config_values import URL, BadValue, Fields, choice, describe, number, switch
+from .sandbox.policy import DEFAULT_WRITABLE, MODES, loosens
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 PROVIDERS = ("openai", "anthropic", "openai-responses", "local")
@@ -205,7 +205,7 @@ def user_config_path() -> Path:
 def _read_toml(path: Path, errors: list[ConfigError] | None) -> dict[str, Any]:
     # A regular file of at most 1 MiB: a FIFO or a device named .agentls.toml is refused, never opened
     # (an open of a FIFO blocks until a writer comes: the server would be deaf for good).
-    from agentls.agent.fileio import NotRegularFile, read_small
+    from .fileio import NotRegularFile, read_small
 
     problem, outcome = None, None
     try:

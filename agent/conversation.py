@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from agentls.agent.call_ids import CallIds
-from agentls.agent.transcript import repair, settled, violations
-from agentls.agent.types import Message
+from .call_ids import CallIds
+from .transcript import repair, settled, violations
+from .types import Message
 
 if TYPE_CHECKING:
-    from agentls.agent.sessions.store import SessionStore
+    from .sessions.store import SessionStore
 
 log = logging.getLogger("agentls.sessions")
 UNSEEN = (-1, -1)  # a revision no store has: the next lease loads the transcript again
@@ -51,7 +51,7 @@ class Conversation:
 
     async def open(self) -> None:
         """Open the store (when there is one) and load the session if it exists."""
-        from agentls.agent.sessions.store import SessionStore
+        from .sessions.store import SessionStore
 
         db = self._session_db
         if db is None:
@@ -103,7 +103,7 @@ class Conversation:
 
     async def _save_settled(self, store: SessionStore) -> bool:
         """Load and settle the transcript under a short lease and save it; False when that cannot be done."""
-        from agentls.agent.sessions import SessionBusy, StoreError
+        from .sessions import SessionBusy, StoreError
 
         if store.read_only:
             return False
@@ -168,12 +168,12 @@ class Conversation:
             if system_message and system_message not in self.system_prompt:
                 log.warning("system_message ignored: the session's system prompt is fixed once it is built")
             return
-        from agentls.agent.context.files import load_root_context
-        from agentls.agent.context.prompt import build_system_prompt
+        from .context.files import load_root_context
+        from .context.prompt import build_system_prompt
 
         context = await load_root_context(self.root)
         if small_model:
-            from agentls.agent.local.prompt import compact_system_prompt, listed_files
+            from .local.prompt import compact_system_prompt, listed_files
 
             files = await anyio.to_thread.run_sync(listed_files, self.root)
             self.system_prompt = compact_system_prompt(root=self.root, root_context=context, extra=system_message,
@@ -202,7 +202,7 @@ class Conversation:
         at = self.turn_user
         if at is None or not 0 <= at < len(self.messages):
             return None
-        from agentls.agent.context.summary import split_summary
+        from .context.summary import split_summary
 
         return split_summary(self.messages[at])[2]
 
@@ -218,7 +218,7 @@ class Conversation:
         broken (rounds are persisted whole); the stored rows are rewritten only if the prefix changed."""
         if not violations(self.messages):
             return
-        from agentls.agent.context import anchor
+        from .context import anchor
 
         marked, at = anchor.mark(self.messages, self.turn_user)
         fixed, self.turn_user = anchor.take(repair(marked))

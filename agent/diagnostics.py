@@ -15,8 +15,8 @@ from pathlib import Path
 
 import anyio
 
-from agentls.agent.host import Diagnostic, DiagnosticsHost, Host
-from agentls.agent.paths import display
+from .host import Diagnostic, DiagnosticsHost, Host
+from .paths import display
 
 log = logging.getLogger("agentls.diagnostics")
 

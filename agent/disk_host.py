@@ -16,8 +16,8 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from agentls.agent import safe_write
-from agentls.agent.fileio import (
+from . import safe_write
+from .fileio import (
     CHUNK,
     MAX_TEXT_BYTES,
     TextWindow,
@@ -27,10 +27,10 @@ from agentls.agent.fileio import (
     read_fd_capped,
     read_window,
 )
-from agentls.agent.host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
-from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agentls.agent.process import run_process
-from agentls.agent.types import SessionUpdate
+from .host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from .paths import OutsideWorkspace, display, resolve_in_workspace
+from .process import run_process
+from .types import SessionUpdate
 
 UpdateCallback = Callable[[SessionUpdate], Awaitable[None] | None]
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from agentls.agent.paths import display
-from agentls.agent.prompt_blocks import bounded
+from .paths import display
+from .prompt_blocks import bounded
 
 MAX_SELECTION_CHARS = 20_000
 OPEN, CLOSE = "<editor_context>", "</editor_context>"

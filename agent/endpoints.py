@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 
-from agentls.agent.providers.base import Provider
-from agentls.agent.providers.factory import Endpoint, build_provider, parse_fallback
+from .providers.base import Provider
+from .providers.factory import Endpoint, build_provider, parse_fallback
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Endpoints:
             return self._options.context_window
         if self.provider_name == "local":
             return 8192
-        from agentls.agent.context.tokens import context_window_for
+        from .context.tokens import context_window_for
 
         cached = self._window
         if cached is None or cached[0] != self.model:
@@ -79,7 +79,7 @@ class Endpoints:
 
     async def open(self) -> None:
         if self._client is None:
-            from agentls.agent.providers.http import make_client
+            from .providers.http import make_client
 
             self._client = make_client(self._options.request_timeout, tls=self._needs_tls())
 
@@ -95,7 +95,7 @@ class Endpoints:
                 base_url = await self._local_url(endpoint.model)
             provider = build_provider(endpoint, self._client, base_url)
             if endpoint.provider == "local":  # the processed prompt survives the run (agent/local/slots.py)
-                from agentls.agent.local.slots import SlotCachingProvider
+                from .local.slots import SlotCachingProvider
 
                 provider = SlotCachingProvider(provider, self._local)
             self._providers[endpoint.key()] = provider
@@ -105,7 +105,7 @@ class Endpoints:
 
     async def _local_url(self, model: str) -> str:
         if self._local is None:
-            from agentls.agent.local import shared
+            from .local import shared
 
             path = self._options.local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
             self._local = shared.acquire(self, Path(path) if path else None, progress=self._options.local_progress)
@@ -114,7 +114,7 @@ class Endpoints:
 
     async def aclose(self) -> None:
         if self._local is not None:  # shared by the sessions of this process (agent/local/shared.py)
-            from agentls.agent.local import shared
+            from .local import shared
 
             await shared.release(self, self._local)
         if self._client is not None and self._owns_client:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentls.agent.types import SessionUpdate
+from .types import SessionUpdate
 
 
 def _text(text: str) -> dict[str, Any]:

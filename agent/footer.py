@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agentls.agent.outcome import FileChange
-from agentls.agent.result import ExitReason, TurnResult
+from .outcome import FileChange
+from .result import ExitReason, TurnResult
 
 MAX_FILES_SHOWN = 8
 

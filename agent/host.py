@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from agentls.agent.fileio import TextWindow
-from agentls.agent.sandbox.policy import Confinement
-from agentls.agent.types import SessionUpdate
+from .fileio import TextWindow
+from .sandbox.policy import Confinement
+from .types import SessionUpdate
 
 PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 

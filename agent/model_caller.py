@@ -11,13 +11,13 @@ from typing import Any
 
 import anyio
 
-from agentls.agent import events
-from agentls.agent.endpoints import Endpoints
-from agentls.agent.providers.base import ProviderRequest, ProviderResponse, ToolSchema
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.shown_message import ShownMessage
-from agentls.agent.types import Message, Usage, add_usage, empty_usage, text_of
-from agentls.agent.updates import UpdateSender
+from . import events
+from .endpoints import Endpoints
+from .providers.base import ProviderRequest, ProviderResponse, ToolSchema
+from .providers.errors import ProviderError
+from .shown_message import ShownMessage
+from .types import Message, Usage, add_usage, empty_usage, text_of
+from .updates import UpdateSender
 
 log = logging.getLogger("agentls.loop")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agentls.agent.types import ToolCall
+from .types import ToolCall
 
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
 

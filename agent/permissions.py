@@ -13,8 +13,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Literal
 
-from agentls.agent.danger import dangerous_reason
-from agentls.agent.host import PermissionOption
+from .danger import dangerous_reason
+from .host import PermissionOption
 
 __all__ = ["Decision", "PermissionPolicy", "command_key", "dangerous_reason", "options_for", "remembered_key",
            "what_it_is"]

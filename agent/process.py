@@ -20,9 +20,9 @@ import subprocess
 import anyio
 from anyio.abc import Process
 
-from agentls.agent.host import CommandResult, CommandSpec
-from agentls.agent.process_group import CommandGroup
-from agentls.agent.sandbox.wrap import confine
+from .host import CommandResult, CommandSpec
+from .process_group import CommandGroup
+from .sandbox.wrap import confine
 
 CLEANUP_SECONDS = 5.0  # the most a kill and its reaping may take, even under cancellation
 HOLDER_GRACE = 0.2  # the output is still open this long after the kill: look for whoever holds it

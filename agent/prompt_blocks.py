@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 if TYPE_CHECKING:
-    from agentls.agent.host import Host
+    from .host import Host
 
 MessageContent = str | list[dict[str, Any]]
 
@@ -125,7 +125,7 @@ MAX_LINK_LINE_CHARS = 2000
 def host_reader(host: Host, root: Path) -> LinkReader:
     """Reads ``file://`` links inside ``root`` through ``host``: the editor's buffer or file system where the
     face has them (``fs/read_text_file`` with a line limit on ACP), else the disk; at most ``MAX_LINK_LINES``."""
-    from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
+    from .paths import OutsideWorkspace, resolve_in_workspace
 
     async def read(uri: str) -> str:
         parsed = urlparse(uri)

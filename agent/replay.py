@@ -6,12 +6,12 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from agentls.agent import events
-from agentls.agent.editor_context import strip as strip_editor_context
-from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
-from agentls.agent.tools.base import Tool
-from agentls.agent.tools.registry import BUILTIN_TOOLS
-from agentls.agent.types import Message, SessionUpdate, text_of
+from . import events
+from .editor_context import strip as strip_editor_context
+from .paths import OutsideWorkspace, resolve_in_workspace
+from .tools.base import Tool
+from .tools.registry import BUILTIN_TOOLS
+from .types import Message, SessionUpdate, text_of
 
 _TOOLS = {t.name: t for t in BUILTIN_TOOLS}
 

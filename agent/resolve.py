@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent.config import DEFAULT_MODELS, ConfigError, Settings
-from agentls.agent.sandbox.policy import config_from
+from .config import DEFAULT_MODELS, ConfigError, Settings
+from .sandbox.policy import config_from
 
 if TYPE_CHECKING:
     import httpx
 
-    from agentls.agent.agent import AIAgent
-    from agentls.agent.host import Host
-    from agentls.agent.sessions.store import SessionStore
+    from .agent import AIAgent
+    from .host import Host
+    from .sessions.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ def resolve_model(settings: Settings) -> ResolvedModel:
     if provider == "local":
         return ResolvedModel("local", settings.model or "local", None, None, settings.tool_mode or "json")
     if settings.model is None and key is None and settings.base_url is None:
-        from agentls.agent.local import MISSING_EXTRA_MESSAGE, local_available
+        from .local import MISSING_EXTRA_MESSAGE, local_available
 
         if not local_available():
             raise ConfigError("model", "configuration", "is not set.\n\n" + MISSING_EXTRA_MESSAGE)
@@ -48,7 +48,7 @@ def agent_from_settings(settings: Settings, *, workspace: Path, host: Host | Non
                         session_id: str | None = None, session_db: str | Path | SessionStore | None = None,
                         http_client: httpx.AsyncClient | None = None, **overrides: Any) -> AIAgent:
     """An ``AIAgent`` configured from merged settings (nothing is opened)."""
-    from agentls.agent.agent import AIAgent
+    from .agent import AIAgent
 
     resolved = resolve_model(settings)
     kwargs: dict[str, Any] = dict(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agentls.agent.outcome import FailedCall, FileChange, Refusal
-from agentls.agent.types import ErrorInfo, Message, Usage, empty_usage
+from .outcome import FailedCall, FileChange, Refusal
+from .types import ErrorInfo, Message, Usage, empty_usage
 
 
 class ExitReason(StrEnum):

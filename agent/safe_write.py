@@ -32,7 +32,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from agentls.agent.fileio import MAX_TEXT_BYTES, NotRegularFile, decode_text, kind_of, open_regular, read_fd_capped
+from .fileio import MAX_TEXT_BYTES, NotRegularFile, decode_text, kind_of, open_regular, read_fd_capped
 
 FLOCK_TIMEOUT = 30.0
 TEMP_ATTEMPTS = 8

@@ -19,9 +19,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentls.agent import events
-from agentls.agent.providers.base import StreamSink
-from agentls.agent.types import SessionUpdate
+from . import events
+from .providers.base import StreamSink
+from .types import SessionUpdate
 
 Send = Callable[[SessionUpdate], Awaitable[None]]
 Segment = tuple[str, str]  # ("text" | "reasoning", text): consecutive pieces of one kind, joined

@@ -7,11 +7,11 @@ import asyncio
 import logging
 from typing import Any
 
-from agentls.agent import events
-from agentls.agent.conversation import Conversation
-from agentls.agent.model_caller import ModelCaller
-from agentls.agent.types import text_of
-from agentls.agent.updates import UpdateSender
+from . import events
+from .conversation import Conversation
+from .model_caller import ModelCaller
+from .types import text_of
+from .updates import UpdateSender
 
 log = logging.getLogger("agentls.sessions")
 

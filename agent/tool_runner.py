@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from agentls.agent import events
-from agentls.agent.checkpoints import Checkpoints
-from agentls.agent.host import Host, PermissionOption, PermissionRequest
-from agentls.agent.outcome import OutcomeRecorder
-from agentls.agent.permissions import PermissionPolicy, options_for, remembered_key, what_it_is
-from agentls.agent.tools.base import Rewrite, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.reads import ReadLedger
-from agentls.agent.types import Message
-from agentls.agent.updates import UpdateSender
+from . import events
+from .checkpoints import Checkpoints
+from .host import Host, PermissionOption, PermissionRequest
+from .outcome import OutcomeRecorder
+from .permissions import PermissionPolicy, options_for, remembered_key, what_it_is
+from .tools.base import Rewrite, Tool, ToolContext, ToolFailure, ToolOutput
+from .tools.reads import ReadLedger
+from .types import Message
+from .updates import UpdateSender
 
 if TYPE_CHECKING:
-    from agentls.agent.context.hints import HintTracker
-    from agentls.agent.sandbox.session import CommandSandbox
+    from .context.hints import HintTracker
+    from .sandbox.session import CommandSandbox
 
 log = logging.getLogger("agentls.tools")
 
@@ -65,7 +65,7 @@ class ToolRunner:
 
     def open(self, messages: Iterable[Message]) -> None:
         """Subdirectory hints already shown in a resumed transcript are not shown again."""
-        from agentls.agent.context.hints import HintTracker
+        from .context.hints import HintTracker
 
         self._hints = HintTracker(self.root)
         self._hints.seed_from(messages)

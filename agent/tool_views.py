@@ -8,15 +8,15 @@ from typing import Any
 
 import anyio.to_thread
 
-from agentls.agent.local.prompt import (
+from .local.prompt import (
     VALIDATED_PARAMETERS,
     CompactSchemas,
     grammar_paths,
     hidden_tools,
     listed_files,
 )
-from agentls.agent.tools.base import Tool
-from agentls.agent.tools.registry import ToolRegistry
+from .tools.base import Tool
+from .tools.registry import ToolRegistry
 
 
 class ToolViews:

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 
-from agentls.agent.redact import redact_value
-from agentls.agent.types import Message
+from .redact import redact_value
+from .types import Message
 
 
 class TrajectoryWriter:

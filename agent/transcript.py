@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from agentls.agent.types import Message, ToolCall
+from .types import Message, ToolCall
 
 MISSING_RESULT = "error: this tool call has no recorded result (the turn ended before it ran)"
 LEADING_PLACEHOLDER = "(earlier conversation was not recorded)"

@@ -7,9 +7,9 @@ import logging
 
 import anyio
 
-from agentls.agent.disk_host import UpdateCallback
-from agentls.agent.host import Host
-from agentls.agent.types import SessionUpdate
+from .disk_host import UpdateCallback
+from .host import Host
+from .types import SessionUpdate
 
 log = logging.getLogger("agentls.agent")
 

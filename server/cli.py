@@ -57,15 +57,15 @@ def _terminated(signum: int, frame: object) -> None:
 
 def _serve(command: str, rest: list[str]) -> int:
     if command == "run":
-        from agentls.server.run import main as run_main
+        from .run import main as run_main
 
         return run_main(rest)
     if command == "lsp":
-        from agentls.server.lsp import main as lsp_main
+        from .lsp import main as lsp_main
 
         return lsp_main(rest)
     if command == "acp":
-        from agentls.server.acp import main as acp_main
+        from .acp import main as acp_main
 
         return acp_main(rest)
     raise AssertionError(command)
@@ -77,11 +77,11 @@ def _tool(command: str, rest: list[str]) -> int:
 
         return model_main(rest)
     if command == "sessions":
-        from agentls.server.run import sessions_main
+        from .run import sessions_main
 
         return sessions_main(rest)
     if command == "sandbox":
-        from agentls.server.run import sandbox_main
+        from .run import sandbox_main
 
         return sandbox_main(rest)
     if command == "fake-provider":

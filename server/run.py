@@ -151,7 +151,7 @@ async def _run(ns: argparse.Namespace) -> int:
         print(f"agentls: {exc}", file=sys.stderr)
         return 2
     if not ns.quiet:
-        from agentls.server.runtime.notices import session_notices
+        from .runtime.notices import session_notices
 
         for notice in session_notices(settings):
             print(notice.text + "\n", file=sys.stderr)
@@ -230,7 +230,7 @@ async def _start_mcp(mcp: Any, renderer: Renderer) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from agentls.server.runtime.logs import setup_logging
+    from .runtime.logs import setup_logging
 
     ns = build_parser().parse_args(argv)
     setup_logging(os.environ.get("AGENTLS_LOG_FILE") or None, os.environ.get("AGENTLS_LOG_LEVEL") or "WARNING",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
-from agentls.agent.types import Message
+from ..types import Message
 
 MARK = "turn_request"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentls.agent.types import Message
+from ..types import Message
 
 Unit = tuple[int, int]  # [start, end) message indices
 

@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from agentls.agent.truncate import cap_text
-from agentls.agent.context import anchor, boundaries, prune, summary
-from agentls.agent.context.tokens import estimate_message, estimate_each, estimate_messages
-from agentls.agent.transcript import repair, violations
-from agentls.agent.types import Message, text_of
+from ..truncate import cap_text
+from . import anchor, boundaries, prune, summary
+from .tokens import estimate_message, estimate_each, estimate_messages
+from ..transcript import repair, violations
+from ..types import Message, text_of
 
 log = logging.getLogger("agentls.compress")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from agentls.agent.fileio import CHUNK, NotRegularFile, lstat_kind, open_regular, read_fd
-from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
-from agentls.agent.truncate import cap_text
+from ..fileio import CHUNK, NotRegularFile, lstat_kind, open_regular, read_fd
+from ..paths import OutsideWorkspace, resolve_in_workspace
+from ..truncate import cap_text
 
 log = logging.getLogger("agentls.context")
 

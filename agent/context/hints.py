@@ -18,11 +18,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
-from agentls.agent.truncate import cap_text
-from agentls.agent.context.files import instructions_header, read_capped
-from agentls.agent.fileio import NotRegularFile
-from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agentls.agent.types import Message, text_of
+from ..truncate import cap_text
+from .files import instructions_header, read_capped
+from ..fileio import NotRegularFile
+from ..paths import OutsideWorkspace, display, resolve_in_workspace
+from ..types import Message, text_of
 
 log = logging.getLogger("agentls.hints")
 

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, cast
 
-from agentls.agent.context.tokens import estimate_message
-from agentls.agent.types import Message, ToolCall, text_of
+from .tokens import estimate_message
+from ..types import Message, ToolCall, text_of
 
 _HINT_HEADER = re.compile(r"\[Project instructions from ([^\]\n]+)\]")
 DEDUPE_MIN_CHARS = 200

@@ -7,9 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from agentls.agent.truncate import cap_text
-from agentls.agent.context.prune import args_summary, call_label, first_line
-from agentls.agent.types import Message, ToolCall, text_of
+from ..truncate import cap_text
+from .prune import args_summary, call_label, first_line
+from ..types import Message, ToolCall, text_of
 
 SECTIONS = ("Goal", "Constraints", "Done", "Current state", "Open questions", "Relevant files")
 PATH_KEYS = ("path", "file", "file_path", "filename", "target", "paths", "files")

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentls.agent.types import Message
+from ..types import Message
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # role, separators

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import posixpath
 
-from agentls.agent.danger.paths import real
-from agentls.agent.danger.state import Dangerous, State
-from agentls.agent.danger.walk import check_script
+from .paths import real
+from .state import Dangerous, State
+from .walk import check_script
 
 
 def dangerous_reason(command: str, root: str, cwd: str | None = None) -> str | None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agentls.agent.danger.paths import protected, where
-from agentls.agent.danger.state import Dangerous, State
-from agentls.agent.danger.words import Arg
+from .paths import protected, where
+from .state import Dangerous, State
+from .words import Arg
 
 _STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`((?:[^`\\]|\\.)*)`", re.S)
 _DELETE = re.compile(r"rmtree|unlink|\bremove\b|removedirs|rmdir|rm_rf|rm_r\b|rmSync|rimraf|\bfs\.rm\b|"

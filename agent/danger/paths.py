@@ -8,8 +8,8 @@ import posixpath
 import re
 from typing import Literal
 
-from agentls.agent.danger.state import State
-from agentls.agent.danger.words import Arg
+from .state import State
+from .words import Arg
 
 Where = Literal["inside", "workspace", "outside", "unknown"]
 

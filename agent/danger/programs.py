@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from agentls.agent.danger import rules
-from agentls.agent.danger.inline import check_code, inline_code, interpreter
-from agentls.agent.danger.paths import absolute
-from agentls.agent.danger.state import Dangerous, Source, State
-from agentls.agent.danger.words import Arg
-from agentls.agent.danger.wrappers import name_of, unwrap
+from . import rules
+from .inline import check_code, inline_code, interpreter
+from .paths import absolute
+from .state import Dangerous, Source, State
+from .words import Arg
+from .wrappers import name_of, unwrap
 
 _SHELL = re.compile(r"^(sh|bash|dash|zsh|ksh|ksh93|mksh|pdksh|ash|fish|tcsh|csh|yash|posh|rbash|oksh)$")
 _DOWNLOAD = frozenset({"curl", "wget", "fetch", "aria2c", "nc", "ncat", "netcat", "socat", "http", "https",

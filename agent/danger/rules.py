@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agentls.agent.danger.paths import Where, protected, resolved, secret, where
-from agentls.agent.danger.state import Dangerous, State
-from agentls.agent.danger.words import Arg
-from agentls.agent.danger.wrappers import name_of
+from .paths import Where, protected, resolved, secret, where
+from .state import Dangerous, State
+from .words import Arg
+from .wrappers import name_of
 
 Rule = Callable[[list[Arg], State], None]
 CheckWords = Callable[[list[Arg], State], None]

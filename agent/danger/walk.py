@@ -10,10 +10,10 @@ import shlex
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from agentls.agent.danger.paths import absolute, protected, secret
-from agentls.agent.danger.programs import Programs
-from agentls.agent.danger.state import Dangerous, Source, State
-from agentls.agent.danger.words import evaluate, text_of
+from .paths import absolute, protected, secret
+from .programs import Programs
+from .state import Dangerous, Source, State
+from .words import evaluate, text_of
 
 MAX_LENGTH = 1_000_000
 _LANGUAGE = Language(tree_sitter_bash.language())

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from agentls.agent.danger.state import State
+from .state import State
 
 MAX_VALUES = 64  # brace and multi-valued variable expansion stops here
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentls.agent.danger.words import Arg
+from .words import Arg
 
 
 @dataclass(frozen=True)

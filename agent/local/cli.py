@@ -17,8 +17,8 @@ from typing import TextIO
 
 import anyio
 
-from agentls.agent.local import MISSING_EXTRA_MESSAGE, local_available
-from agentls.agent.local import model as bundled
+from . import MISSING_EXTRA_MESSAGE, local_available
+from . import model as bundled
 
 
 class ProgressBar:

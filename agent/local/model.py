@@ -34,7 +34,7 @@ import anyio
 import anyio.lowlevel
 import platformdirs
 
-from agentls.agent.local import MISSING_EXTRA_MESSAGE, PART_PACKAGES
+from . import MISSING_EXTRA_MESSAGE, PART_PACKAGES
 
 EXPECTED_SIZE = 1_117_320_768
 EXPECTED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"

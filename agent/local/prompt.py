@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.tools.described import ACCEPTED_EDIT, DESCRIBED_EDIT
-from agentls.agent.tools.paths import workspace_files
+from ..tools.described import ACCEPTED_EDIT, DESCRIBED_EDIT
+from ..tools.paths import workspace_files
 
 MAX_LISTED_FILES = 40
 ALL_FILES = "Files in the workspace (all of them):"  # then list_dir is not offered: the listing is complete

@@ -30,8 +30,8 @@ import anyio.abc
 import httpx
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agentls.agent.local import model as bundled
-from agentls.agent.local.slots import SlotFiles
+from . import model as bundled
+from .slots import SlotFiles
 
 Progress = Callable[[str, float], None]
 LOAD_BYTES_PER_SECOND = 500e6  # a rough estimate, only to move the progress bar while llama.cpp loads

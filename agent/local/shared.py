@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.local.runtime import LocalModelServer
+from .runtime import LocalModelServer
 
 _servers: dict[str, tuple[LocalModelServer, set[int]]] = {}
 

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink
+from ..providers.base import ProviderRequest, ProviderResponse, StreamSink
 
 if TYPE_CHECKING:
-    from agentls.agent.local.runtime import LocalModelServer
-    from agentls.agent.providers.base import Provider
+    from .runtime import LocalModelServer
+    from ..providers.base import Provider
 
 log = logging.getLogger(__name__)
 MAX_FILES = 16

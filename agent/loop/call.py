@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from agentls.agent.loop import request
-from agentls.agent.loop.exits import Interrupted, ModelFailed
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.state import TurnState
-from agentls.agent.model_caller import Prompt
-from agentls.agent.providers.base import ProviderResponse
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.types import Message
+from . import request
+from .exits import Interrupted, ModelFailed
+from .parts import TurnParts
+from .state import TurnState
+from ..model_caller import Prompt
+from ..providers.base import ProviderResponse
+from ..providers.errors import ProviderError
+from ..types import Message
 
 
 async def call_model(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user: str | None = None,

@@ -9,15 +9,15 @@ from typing import Any
 
 import anyio
 
-from agentls.agent import events
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.prepare import PreparedCall
-from agentls.agent.loop.rewrite import request_text, rewriter
-from agentls.agent.loop.save import save
-from agentls.agent.loop.state import TurnState
-from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
-from agentls.agent.truncate import cap_text
-from agentls.agent.types import Message, SessionUpdate
+from .. import events
+from .parts import TurnParts
+from .prepare import PreparedCall
+from .rewrite import request_text, rewriter
+from .save import save
+from .state import TurnState
+from ..paths import OutsideWorkspace, resolve_in_workspace
+from ..truncate import cap_text
+from ..types import Message, SessionUpdate
 
 log = logging.getLogger("agentls.tools")
 
@@ -76,7 +76,7 @@ def _touched_paths(root: Path, p: PreparedCall, named: list[Path]) -> list[Path]
     """The paths a call named, and for a command the paths its command line mentions (for hints)."""
     assert p.tool is not None and p.args is not None
     if p.tool.kind == "execute" and isinstance(p.args.get("command"), str):
-        from agentls.agent.context.hints import paths_in_command
+        from ..context.hints import paths_in_command
 
         cwd = named[0] if named else root
         return [*named, *paths_in_command(p.args["command"], cwd, root)]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.result import ExitReason
-from agentls.agent.types import ErrorInfo
+from ..providers.errors import ProviderError
+from ..result import ExitReason
+from ..types import ErrorInfo
 
 
 @dataclass(frozen=True)

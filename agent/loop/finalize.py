@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from agentls.agent.loop.exits import Ending
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.state import TurnState
-from agentls.agent.result import ExitReason
-from agentls.agent.types import Message
+from .exits import Ending
+from .parts import TurnParts
+from .state import TurnState
+from ..result import ExitReason
+from ..types import Message
 
 log = logging.getLogger("agentls.loop")
 
@@ -55,7 +55,7 @@ def close_unanswered(messages: list[Message], ending: Ending) -> None:
 async def save_trajectory(parts: TurnParts, turn: TurnState, ending: Ending) -> None:
     if parts.trajectory_path is None:
         return
-    from agentls.agent.trajectory import TrajectoryWriter
+    from ..trajectory import TrajectoryWriter
 
     conversation = parts.conversation
     await TrajectoryWriter(parts.trajectory_path).write(

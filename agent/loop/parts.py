@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.agent.budget import IterationBudget
-from agentls.agent.compactor import Compactor
-from agentls.agent.conversation import Conversation
-from agentls.agent.host import Host
-from agentls.agent.model_caller import ModelCaller
-from agentls.agent.titles import Titles
-from agentls.agent.tool_runner import ToolRunner
-from agentls.agent.tool_views import ToolViews
-from agentls.agent.tools.registry import ToolRegistry
-from agentls.agent.turn_control import TurnControl
-from agentls.agent.updates import UpdateSender
+from ..budget import IterationBudget
+from ..compactor import Compactor
+from ..conversation import Conversation
+from ..host import Host
+from ..model_caller import ModelCaller
+from ..titles import Titles
+from ..tool_runner import ToolRunner
+from ..tool_views import ToolViews
+from ..tools.registry import ToolRegistry
+from ..turn_control import TurnControl
+from ..updates import UpdateSender
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentls.agent.tools.base import JsonObject, Tool
-from agentls.agent.tools.registry import ToolRegistry
-from agentls.agent.tools.schema import validate
-from agentls.agent.types import ToolCall
+from ..tools.base import JsonObject, Tool
+from ..tools.registry import ToolRegistry
+from ..tools.schema import validate
+from ..types import ToolCall
 
 CUT_OFF = ("error: the arguments of this call were cut off because the response hit the output token limit, so "
            "nothing ran. Retry with smaller arguments (for a large file, write it in parts or use edit_file).")

@@ -19,12 +19,12 @@ import json
 import re
 from pathlib import PurePosixPath
 
-from agentls.agent.loop.dispatch import announce, run_calls
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.prepare import prepare_calls
-from agentls.agent.loop.state import TurnState
-from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
-from agentls.agent.types import Message, ToolCall, text_of
+from .dispatch import announce, run_calls
+from .parts import TurnParts
+from .prepare import prepare_calls
+from .state import TurnState
+from ..paths import OutsideWorkspace, resolve_in_workspace
+from ..types import Message, ToolCall, text_of
 
 MAX_FILES = 3
 _TOKEN = re.compile(r"[\w][\w./-]*\.[A-Za-z0-9]+")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.state import TurnState
-from agentls.agent.model_caller import Prompt
-from agentls.agent.tools.guards import READ_FIRST
-from agentls.agent.types import Message
+from .parts import TurnParts
+from .state import TurnState
+from ..model_caller import Prompt
+from ..tools.guards import READ_FIRST
+from ..types import Message
 
 
 def _with_text(message: Message, extra: str) -> Message:

@@ -9,8 +9,8 @@ guard (agent/outcome.py) still stops a call that keeps coming back. Only for ``s
 
 from __future__ import annotations
 
-from agentls.agent.outcome import key_of_call
-from agentls.agent.types import Message
+from ..outcome import key_of_call
+from ..types import Message
 
 TEMPERATURE = 0.7
 MAX_RESAMPLES = 2

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentls.agent.loop import request
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.save import save
-from agentls.agent.loop.state import TurnState
-from agentls.agent.model_caller import Prompt
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.tools.base import Rewrite, ToolFailure
-from agentls.agent.types import Message, ToolCall, text_of
+from . import request
+from .parts import TurnParts
+from .save import save
+from .state import TurnState
+from ..model_caller import Prompt
+from ..providers.errors import ProviderError
+from ..tools.base import Rewrite, ToolFailure
+from ..types import Message, ToolCall, text_of
 
 REWRITE_TEMPERATURE = 0.0
 NOT_RUN_YET = "(not run yet: this call runs after the edit_file call answered below)"

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import logging
 
-from agentls.agent.loop import resample
-from agentls.agent.loop.call import call_model
-from agentls.agent.loop.dispatch import announce, run_calls
-from agentls.agent.loop.exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.prepare import PreparedCall, prepare_calls
-from agentls.agent.loop.preread import preread
-from agentls.agent.loop.save import save
-from agentls.agent.loop.state import TurnState
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.result import ExitReason
-from agentls.agent.types import Message, text_of
+from . import resample
+from .call import call_model
+from .dispatch import announce, run_calls
+from .exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
+from .parts import TurnParts
+from .prepare import PreparedCall, prepare_calls
+from .preread import preread
+from .save import save
+from .state import TurnState
+from ..providers.errors import ProviderError
+from ..result import ExitReason
+from ..types import Message, text_of
 
 log = logging.getLogger("agentls.loop")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import logging
 
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.state import TurnState
+from .parts import TurnParts
+from .state import TurnState
 
 log = logging.getLogger("agentls.loop")
 

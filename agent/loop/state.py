@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentls.agent.model_caller import CallState
-from agentls.agent.outcome import LoopGuard, OutcomeRecorder
-from agentls.agent.types import Message
+from ..model_caller import CallState
+from ..outcome import LoopGuard, OutcomeRecorder
+from ..types import Message
 
 
 @dataclass

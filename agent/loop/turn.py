@@ -8,16 +8,16 @@ from typing import Any
 
 import anyio
 
-from agentls.agent import events
-from agentls.agent.loop.exits import Ending
-from agentls.agent.loop.finalize import finalize
-from agentls.agent.loop.parts import TurnParts
-from agentls.agent.loop.rounds import run_rounds
-from agentls.agent.loop.state import TurnState
-from agentls.agent.replay import replay_updates
-from agentls.agent.result import ExitReason, TurnResult
-from agentls.agent.sessions.lease import SessionBusy
-from agentls.agent.transcript import repair
+from .. import events
+from .exits import Ending
+from .finalize import finalize
+from .parts import TurnParts
+from .rounds import run_rounds
+from .state import TurnState
+from ..replay import replay_updates
+from ..result import ExitReason, TurnResult
+from ..sessions.lease import SessionBusy
+from ..transcript import repair
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentls.agent import events
-from agentls.agent.mcp.connection import ServerConnection
-from agentls.agent.mcp.manager import McpManager
-from agentls.agent.mcp.sources import configured
-from agentls.agent.mcp.spec import ServerSpec, layered, parse_servers, with_cwd
-from agentls.agent.tools.registry import ToolRegistry
-from agentls.agent.types import SessionUpdate
+from .. import events
+from .connection import ServerConnection
+from .manager import McpManager
+from .sources import configured
+from .spec import ServerSpec, layered, parse_servers, with_cwd
+from ..tools.registry import ToolRegistry
+from ..types import SessionUpdate
 
 log = logging.getLogger("agentls.mcp")
 
@@ -24,7 +24,7 @@ Layer = tuple[Any, str]
 
 def session_specs(workspace: Path, *, trusted: bool, layers: Sequence[Layer] = ()
                   ) -> tuple[list[ServerSpec], list[str]]:
-    from agentls.agent.config import user_config_path
+    from ..config import user_config_path
 
     specs, problems = configured(workspace, user_config_path(), trusted=trusted)
     stack = [specs]

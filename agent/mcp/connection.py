@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import anyio
 
-from agentls.agent.mcp.spec import ServerSpec
-from agentls.agent.mcp.stderr import StderrTail
-from agentls.agent.tools.base import ToolOutput
+from .spec import ServerSpec
+from .stderr import StderrTail
+from ..tools.base import ToolOutput
 
 log = logging.getLogger("agentls.mcp")
 
@@ -120,8 +120,8 @@ class ServerConnection:
         from mcp import Client
         from mcp_types import Implementation
 
-        from agentls.agent.mcp.transport import open_transport
-        from agentls.agent.version import __version__
+        from .transport import open_transport
+        from ..version import __version__
 
         spec = self.spec
         self.starts += 1
@@ -315,7 +315,7 @@ class ServerConnection:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
 
-        from agentls.agent.mcp.results import tool_output
+        from .results import tool_output
 
         try:
             client = await self.client()
@@ -341,7 +341,7 @@ class ServerConnection:
         return tool_output(result)
 
     async def read_resource(self, uri: str) -> ToolOutput:
-        from agentls.agent.mcp.results import resource_output
+        from .results import resource_output
 
         try:
             client = await self.client()

@@ -16,12 +16,12 @@ from typing import Any
 
 import anyio
 
-from agentls.agent.mcp import naming
-from agentls.agent.mcp.connection import ServerConnection
-from agentls.agent.mcp.spec import ServerSpec
-from agentls.agent.mcp.tools import make_tool, resource_tools
-from agentls.agent.tools.base import Tool
-from agentls.agent.tools.registry import ToolRegistry
+from . import naming
+from .connection import ServerConnection
+from .spec import ServerSpec
+from .tools import make_tool, resource_tools
+from ..tools.base import Tool
+from ..tools.registry import ToolRegistry
 
 log = logging.getLogger("agentls.mcp")
 

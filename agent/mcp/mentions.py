@@ -11,8 +11,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentls.agent.mcp.connection import ServerConnection
-    from agentls.agent.mcp.manager import McpManager
+    from .connection import ServerConnection
+    from .manager import McpManager
 
 MENTION = re.compile(r"(?<![\w@])@(?P<server>[A-Za-z0-9_.-]+):(?P<uri>[A-Za-z][A-Za-z0-9+.-]*:[^\s)\]>\"']+)")
 MAX_MENTIONS = 20

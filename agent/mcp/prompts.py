@@ -12,11 +12,11 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent.mcp import naming
-from agentls.agent.mcp.results import content_parts
+from . import naming
+from .results import content_parts
 
 if TYPE_CHECKING:
-    from agentls.agent.mcp.manager import McpManager
+    from .manager import McpManager
 
 
 class PromptArgumentError(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentls.agent.mcp.manager import McpManager
+    from .manager import McpManager
 
 
 def _count(n: int, what: str) -> str:

@@ -16,8 +16,8 @@ import binascii
 import json
 from typing import Any
 
-from agentls.agent import events
-from agentls.agent.tools.base import ToolOutput
+from .. import events
+from ..tools.base import ToolOutput
 
 NO_OUTPUT = "(the tool returned no content)"
 

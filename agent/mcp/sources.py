@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.mcp.spec import ServerSpec, layered, parse_servers
+from .spec import ServerSpec, layered, parse_servers
 
 KEYS = ("mcp_servers", "mcpServers")
 MAX_FILE_BYTES = 1_000_000
@@ -23,7 +23,7 @@ MAX_FILE_BYTES = 1_000_000
 
 def _read(path: Path) -> tuple[str | None, str | None]:
     """The text of a small regular file, or a problem. A FIFO or a device is never opened (agent/fileio.py)."""
-    from agentls.agent.fileio import NotRegularFile, read_small
+    from ..fileio import NotRegularFile, read_small
 
     try:
         return read_small(path, MAX_FILE_BYTES).decode("utf-8"), None

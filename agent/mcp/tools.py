@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agentls.agent import events
-from agentls.agent.mcp import schema
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolOutput
+from .. import events
+from . import schema
+from ..tools.base import JsonObject, Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
-    from agentls.agent.mcp.connection import ServerConnection
-    from agentls.agent.mcp.manager import McpManager
+    from .connection import ServerConnection
+    from .manager import McpManager
 
 MAX_DESCRIPTION = 4000
 ACTION = "other"  # the ACP tool kind of the permission question; see agent/permissions.py for its options

@@ -10,8 +10,8 @@ from typing import Any
 
 import anyio
 
-from agentls.agent.mcp.spec import ServerSpec
-from agentls.agent.mcp.stderr import StderrTail
+from .spec import ServerSpec
+from .stderr import StderrTail
 
 
 class WatchedRead:

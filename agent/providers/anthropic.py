@@ -8,17 +8,17 @@ from typing import Any
 
 import httpx
 
-from agentls.agent.providers.anthropic_blocks import (
+from .anthropic_blocks import (
     ends_mid_tool_loop_without_thinking,
     image_part,
     response_message,
     to_wire,
 )
-from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.providers.http import post, stream_error, unreadable
-from agentls.agent.providers.sse import drain, iter_sse
-from agentls.agent.types import Usage
+from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from .errors import ProviderError
+from .http import post, stream_error, unreadable
+from .sse import drain, iter_sse
+from ..types import Usage
 
 __all__ = ["AnthropicProvider", "image_part", "to_wire"]
 

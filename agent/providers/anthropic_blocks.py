@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agentls.agent.types import Message, ToolCall
+from ..types import Message, ToolCall
 
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
 THINKING_TYPES = ("thinking", "redacted_thinking")

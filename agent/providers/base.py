@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentls.agent.types import Message, Usage
+from ..types import Message, Usage
 
 ToolSchema = dict[str, Any]  # OpenAI function tool: {"type": "function", "function": {name, description, parameters}}
 DeltaCallback = Callable[[str], Awaitable[None]]

@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 
-from agentls.agent.config import DEFAULT_BASE_URLS
-from agentls.agent.providers.anthropic import AnthropicProvider
-from agentls.agent.providers.base import Provider
-from agentls.agent.providers.openai import OpenAIProvider
-from agentls.agent.providers.responses import ResponsesProvider
+from ..config import DEFAULT_BASE_URLS
+from .anthropic import AnthropicProvider
+from .base import Provider
+from .openai import OpenAIProvider
+from .responses import ResponsesProvider
 
 
 @functools.lru_cache(maxsize=1)

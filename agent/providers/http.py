@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 
-from agentls.agent.providers.base import ProviderResponse
-from agentls.agent.redact import redact
-from agentls.agent.providers.errors import ProviderError, classify_status, parse_retry_after
+from .base import ProviderResponse
+from ..redact import redact
+from .errors import ProviderError, classify_status, parse_retry_after
 
 
 def make_client(timeout: float, *, tls: bool = True) -> httpx.AsyncClient:
@@ -19,7 +19,7 @@ def make_client(timeout: float, *, tls: bool = True) -> httpx.AsyncClient:
     ``tls=False`` (every endpoint is plain http, e.g. a local server) skips loading the CA bundle."""
     import ssl
 
-    from agentls.agent.providers.factory import shared_ssl_context
+    from .factory import shared_ssl_context
 
     return httpx.AsyncClient(
         verify=shared_ssl_context() if tls else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),

@@ -7,7 +7,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from agentls.agent.providers.base import ToolSchema
+from .base import ToolSchema
 
 FINAL_ANSWER = "final_answer"
 SCHEMA_NAME = "tool_call_or_final_answer"

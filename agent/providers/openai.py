@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 
-from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
-from agentls.agent.providers.chat_stream import ChatStream
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.providers.http import post, stream_error
-from agentls.agent.providers.sse import drain, iter_sse
-from agentls.agent.types import INTERNAL_KEYS, Message, ToolCall, Usage, text_of
+from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from .chat_stream import ChatStream
+from .errors import ProviderError
+from .http import post, stream_error
+from .sse import drain, iter_sse
+from ..types import INTERNAL_KEYS, Message, ToolCall, Usage, text_of
 
 # The one reasoning field sent back (DeepSeek, xAI, Qwen accept it; ``reasoning`` is not: Groq refuses it).
 ECHO_FIELD = "reasoning_content"
@@ -108,7 +108,7 @@ class OpenAIProvider:
             if request.tool_choice and self.tool_mode != "json":
                 head["tool_choice"] = "none" if request.tool_choice == "text" else request.tool_choice
             if self.tool_mode == "json" and request.tool_choice != "text":
-                from agentls.agent.providers.json_mode import build_response_format
+                from .json_mode import build_response_format
 
                 turn_start = bool(messages) and messages[-1].get("role") == "user"
                 must_act = (self.act_first and turn_start) or request.tool_choice == "required"
@@ -126,7 +126,7 @@ class OpenAIProvider:
 
     def _prepare(self, request: ProviderRequest) -> Sequence[Message]:
         if self.tool_mode == "json" and request.tools and request.messages:
-            from agentls.agent.providers.json_mode import JSON_MODE_SYSTEM_NOTE
+            from .json_mode import JSON_MODE_SYSTEM_NOTE
 
             # On the latest user message (a copy): after a tool result the note makes small models
             # re-run the tool instead of answering.
@@ -170,7 +170,7 @@ class OpenAIProvider:
         done = False
         json_stream = None
         if self.tool_mode == "json" and request.tools and request.tool_choice != "text":
-            from agentls.agent.providers.json_mode import FinalAnswerStream
+            from .json_mode import FinalAnswerStream
 
             json_stream = FinalAnswerStream()
         on_text = sink.on_text if sink else None
@@ -214,13 +214,13 @@ class OpenAIProvider:
         if request.tool_choice == "text":
             pass  # asked for text: a reply that looks like a call stays text
         elif self.tool_mode == "json" and request.tools and content and not calls:
-            from agentls.agent.providers.json_mode import parse_json_reply
+            from .json_mode import parse_json_reply
 
             content, calls = parse_json_reply(content)
             if calls and finish == "stop":
                 finish = "tool_calls"
         elif request.tools and content and not calls:
-            from agentls.agent.providers.json_mode import extract_tool_calls
+            from .json_mode import extract_tool_calls
 
             names = [str(t.get("function", {}).get("name")) for t in request.tools]
             found = extract_tool_calls(content, names)

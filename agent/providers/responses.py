@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 
-from agentls.agent.providers.base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
-from agentls.agent.providers.errors import ProviderError
-from agentls.agent.providers.http import post, stream_error, unreadable
-from agentls.agent.providers.openai import _clean_call
-from agentls.agent.providers.sse import drain, iter_sse
-from agentls.agent.types import Message, ToolCall, Usage, text_of
+from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from .errors import ProviderError
+from .http import post, stream_error, unreadable
+from .openai import _clean_call
+from .sse import drain, iter_sse
+from ..types import Message, ToolCall, Usage, text_of
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentls.agent.sandbox.policy import Confinement
+from .policy import Confinement
 
 # Namespaces: a new user namespace (so even root inside has no power over the host's mounts), PID (nothing
 # outlives the command: when it ends, its namespace's init goes and takes every process with it), IPC and

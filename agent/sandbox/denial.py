@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.agent.sandbox.policy import BUBBLEWRAP, Confinement
+from .policy import BUBBLEWRAP, Confinement
 
 _READ_ONLY = re.compile(r"read-only file system|\bEROFS\b", re.IGNORECASE)
 _DENIED = re.compile(r"permission denied|\bEACCES\b|operation not permitted|\bEPERM\b", re.IGNORECASE)

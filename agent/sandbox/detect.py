@@ -15,10 +15,10 @@ from pathlib import Path
 
 import anyio
 
-from agentls.agent.sandbox import landlock
-from agentls.agent.sandbox.bwrap import bwrap_argv
-from agentls.agent.sandbox.policy import BUBBLEWRAP, LANDLOCK, SEATBELT, Confinement
-from agentls.agent.sandbox.seatbelt import PROGRAM as SANDBOX_EXEC
+from . import landlock
+from .bwrap import bwrap_argv
+from .policy import BUBBLEWRAP, LANDLOCK, SEATBELT, Confinement
+from .seatbelt import PROGRAM as SANDBOX_EXEC
 
 PROBE_TIMEOUT = 10.0
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.agent.sandbox.policy import Confinement
+from .policy import Confinement
 
 PROGRAM = "/usr/bin/sandbox-exec"
 

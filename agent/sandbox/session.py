@@ -12,9 +12,9 @@ from typing import Any
 
 import anyio
 
-from agentls.agent.sandbox.denial import Denial, find_denial
-from agentls.agent.sandbox.detect import Detected, detect
-from agentls.agent.sandbox.policy import BUBBLEWRAP, Confinement, SandboxConfig, writable_paths
+from .denial import Denial, find_denial
+from .detect import Detected, detect
+from .policy import BUBBLEWRAP, Confinement, SandboxConfig, writable_paths
 
 HOW_TO_GET_ONE = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or use a Linux kernel with "
                   "Landlock (5.13+)")

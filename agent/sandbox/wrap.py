@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentls.agent.sandbox.bwrap import bwrap_argv
-from agentls.agent.sandbox.policy import BUBBLEWRAP, LANDLOCK, SEATBELT, Confinement
-from agentls.agent.sandbox.seatbelt import seatbelt_argv
+from .bwrap import bwrap_argv
+from .policy import BUBBLEWRAP, LANDLOCK, SEATBELT, Confinement
+from .seatbelt import seatbelt_argv
 
 LAUNCHER = str(Path(__file__).resolve().with_name("landlock.py"))
 # The launcher imported as a top-level module (its cached bytecode spares a compile on every command),

@@ -3,7 +3,7 @@
 Every test and benchmark uses it as the model provider. See ``docs/scripted-provider.md``.
 """
 
-from agentls.agent.scripted.replies import (
+from .replies import (
     RecordedRequest,
     Reply,
     Responder,
@@ -20,8 +20,8 @@ from agentls.agent.scripted.replies import (
     tools,
     truncated,
 )
-from agentls.agent.scripted.recorded import replay
-from agentls.agent.scripted.server import ScriptedServer
+from .recorded import replay
+from .server import ScriptedServer
 
 __all__ = [
     "RecordedRequest", "Reply", "Responder", "ScriptedServer", "ToolCallSpec", "call", "cut_stream", "empty",

@@ -14,9 +14,9 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from agentls.agent.scripted.replies import RecordedRequest, Reply, Responder
-from agentls.agent.scripted.responders import RESPONDERS
-from agentls.agent.scripted.server import ScriptedServer
+from .replies import RecordedRequest, Reply, Responder
+from .responders import RESPONDERS
+from .server import ScriptedServer
 
 
 def _parser() -> argparse.ArgumentParser:

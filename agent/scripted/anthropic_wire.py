@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentls.agent.scripted.replies import (
+from .replies import (
     TO_ANTHROPIC_FINISH,
     RenderContext,
     Reply,

@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from agentls.agent.scripted.replies import RenderContext, Reply, WireFormat, resolve_usage, split_args, split_text
+from .replies import RenderContext, Reply, WireFormat, resolve_usage, split_args, split_text
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 402: "insufficient_quota",
                 403: "permission_error", 404: "invalid_request_error", 408: "timeout",

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.scripted.replies import Reply
+from .replies import Reply
 
 _EVENT_END = re.compile(r"\r?\n\r?\n")
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentls.agent.scripted.replies import RecordedRequest, Reply, Responder, call, text, text_of, tools
+from .replies import RecordedRequest, Reply, Responder, call, text, text_of, tools
 
 _CREATE = re.compile(r"\bcreate\s+(\S+)\s+containing\s+(.+)", re.IGNORECASE | re.DOTALL)
 _TOKEN = re.compile(r"[^\s│├└─|`*'\",;()\[\]]+")

@@ -10,8 +10,8 @@ import json
 import time
 from typing import Any
 
-from agentls.agent.scripted.openai_wire import error_body
-from agentls.agent.scripted.replies import RenderContext, Reply, WireFormat, resolve_usage, split_args, split_text
+from .openai_wire import error_body
+from .replies import RenderContext, Reply, WireFormat, resolve_usage, split_args, split_text
 
 
 def _usage(reply: Reply, ctx: RenderContext) -> dict[str, Any]:

@@ -15,12 +15,12 @@ from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any, Self
 
-from agentls.agent.scripted import anthropic_wire, openai_wire, responses_wire
-from agentls.agent.scripted.recorded import Issued, sse_frames
-from agentls.agent.scripted.http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
-from agentls.agent.scripted.replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error, text
-from agentls.agent.scripted.responders import get_responder
-from agentls.agent.scripted.validate import validate_anthropic, validate_openai
+from . import anthropic_wire, openai_wire, responses_wire
+from .recorded import Issued, sse_frames
+from .http11 import LAST_CHUNK, BadRequest, Conn, HttpRequest, chunk, reason, response_head
+from .replies import RecordedRequest, RenderContext, Reply, Responder, WireFormat, error, text
+from .responders import get_responder
+from .validate import validate_anthropic, validate_openai
 
 logger = logging.getLogger("agentls.agent.scripted")
 

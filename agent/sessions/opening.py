@@ -32,8 +32,8 @@ import aiosqlite
 import anyio
 import anyio.to_thread
 
-from agentls.agent.fileio import kind_of
-from agentls.agent.sessions.schema import MIGRATIONS, SchemaTooNew, StoreError, migrate
+from ..fileio import kind_of
+from .schema import MIGRATIONS, SchemaTooNew, StoreError, migrate
 
 BUSY_TIMEOUT_MS = 5000
 QUICK_CHECK_UP_TO = 32 * 1024 * 1024

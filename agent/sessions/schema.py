@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import aiosqlite
 
-from agentls.agent.types import Message, text_of
+from ..types import Message, text_of
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
@@ -117,7 +117,7 @@ async def migration_1(conn: aiosqlite.Connection) -> None:
 
 async def migration_2(conn: aiosqlite.Connection) -> None:
     """Leases: which process is driving a session right now (``agentls.agent.sessions.lease``)."""
-    from agentls.agent.sessions.lease import SCHEMA
+    from .lease import SCHEMA
 
     await conn.execute(SCHEMA)
 

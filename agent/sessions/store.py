@@ -24,12 +24,12 @@ import aiosqlite
 import anyio
 import platformdirs
 
-from agentls.agent.sessions import checkpoints as cp
-from agentls.agent.sessions import lease
-from agentls.agent.sessions.checkpoints import Checkpoint
-from agentls.agent.sessions.lease import LeaseHolder, SessionBusy
-from agentls.agent.sessions.opening import StoreReadOnly, open_database, read_only_error
-from agentls.agent.sessions.records import (
+from . import checkpoints as cp
+from . import lease
+from .checkpoints import Checkpoint
+from .lease import LeaseHolder, SessionBusy
+from .opening import StoreReadOnly, open_database, read_only_error
+from .records import (
     SearchHit,
     SessionRecord,
     decode_cursor,
@@ -39,7 +39,7 @@ from agentls.agent.sessions.records import (
     record,
     transaction,
 )
-from agentls.agent.sessions.schema import (
+from .schema import (
     INSERT_MESSAGE,
     SELECT_MESSAGE,
     StoreError,
@@ -47,7 +47,7 @@ from agentls.agent.sessions.schema import (
     encode_message,
     migrate,
 )
-from agentls.agent.types import Message
+from ..types import Message
 
 log = logging.getLogger("agentls.sessions")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from agentls.agent.tools.matching import Span, line_of
+from .matching import Span, line_of
 
 MAX_CHOICES = 6
 # What a small model echoes from its chat template instead of file content (Qwen's, ChatML's).

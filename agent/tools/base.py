@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.host import Host
-from agentls.agent.tools.reads import ReadLedger
-from agentls.agent.sandbox.session import CommandSandbox
-from agentls.agent.types import SessionUpdate
+from ..host import Host
+from .reads import ReadLedger
+from ..sandbox.session import CommandSandbox
+from ..types import SessionUpdate
 
 JsonObject = dict[str, Any]
 

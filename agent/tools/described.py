@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.agent.tools import overwrite
-from agentls.agent.tools.base import JsonObject, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.fences import code_blocks, fence_for
-from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
-from agentls.agent.tools.matching import without_line_numbers
-from agentls.agent.tools.writing import existing_text, write_checked
+from . import overwrite
+from .base import JsonObject, ToolContext, ToolFailure, ToolOutput
+from .fences import code_blocks, fence_for
+from .guards import breaks_python, locate, may_change, with_note
+from .matching import without_line_numbers
+from .writing import existing_text, write_checked
 
 WHOLE_FILE_LINES = 80  # files up to this many lines are rewritten whole
 WINDOW_LINES = 50  # otherwise: this many lines around the place the change names

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from agentls.agent.diagnostics import after_edit_note, counts, host_diagnostics, render
-from agentls.agent.host import DiagnosticsHost
-from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolOutput
-from agentls.agent.tools.files import resolve
+from ..diagnostics import after_edit_note, counts, host_diagnostics, render
+from ..host import DiagnosticsHost
+from ..paths import OutsideWorkspace, display, resolve_in_workspace
+from .base import JsonObject, Tool, ToolContext, ToolOutput
+from .files import resolve
 
 UNAVAILABLE = ("error: diagnostics are unavailable: this editor does not report its problems to agentls (only "
                "clients that answer agent/diagnostics do, like the VS Code extension and the Neovim plugin). "

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import anyio
 
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.web.fetch import FetchError, FetchLimits, Page, fetch
+from .base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from ..web.fetch import FetchError, FetchLimits, Page, fetch
 
 DEFAULT_LENGTH = 20_000
 MAX_LENGTH = 100_000
@@ -50,7 +50,7 @@ def _decode(page: Page) -> str:
 
 
 def _markdown(html: str) -> tuple[str | None, str]:
-    from agentls.agent.web.markdown import html_to_markdown
+    from ..web.markdown import html_to_markdown
 
     return html_to_markdown(html)
 
@@ -103,7 +103,7 @@ def make_fetch_tool(limits: FetchLimits | None = None) -> Tool:
             return await ctx.ask_permission(f"Fetch from {host}", "fetch", {"url": url, "host": host},
                                             f"fetch:{host}", False, [])
 
-        from agentls.agent.providers.factory import shared_ssl_context
+        from ..providers.factory import shared_ssl_context
 
         try:
             page = await fetch(url, chosen, verify=shared_ssl_context(), check_host=check_host, accept_body=is_text)

@@ -6,16 +6,16 @@ import difflib
 from collections.abc import Callable
 from pathlib import Path
 
-from agentls.agent import events
-from agentls.agent.fileio import MAX_SCAN_BYTES, FileTooLarge, NotRegularFile, TextWindow, human_size
-from agentls.agent.safe_write import UnsafeTarget
-from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agentls.agent.tools import advice, matching, overwrite
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.described import described_edit
-from agentls.agent.tools.fences import unfenced
-from agentls.agent.tools.guards import breaks_python, locate, may_change, with_note
-from agentls.agent.tools.writing import disk_size, existing_text, read_current, refused, write_checked
+from .. import events
+from ..fileio import MAX_SCAN_BYTES, FileTooLarge, NotRegularFile, TextWindow, human_size
+from ..safe_write import UnsafeTarget
+from ..paths import OutsideWorkspace, display, resolve_in_workspace
+from . import advice, matching, overwrite
+from .base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from .described import described_edit
+from .fences import unfenced
+from .guards import breaks_python, locate, may_change, with_note
+from .writing import disk_size, existing_text, read_current, refused, write_checked
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000

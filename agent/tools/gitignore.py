@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.agent.fileio import NotRegularFile, kind_of, read_small
-from agentls.agent.paths import OutsideWorkspace, resolve_in_workspace
+from ..fileio import NotRegularFile, kind_of, read_small
+from ..paths import OutsideWorkspace, resolve_in_workspace
 
 log = logging.getLogger("agentls.tools")
 IGNORE_FILE_CAP = 1024 * 1024

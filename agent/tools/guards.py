@@ -7,9 +7,9 @@ import ast
 from collections.abc import Callable
 from pathlib import Path
 
-from agentls.agent.paths import OutsideWorkspace, display
-from agentls.agent.tools import paths
-from agentls.agent.tools.base import ToolContext, ToolFailure, ToolOutput
+from ..paths import OutsideWorkspace, display
+from . import paths
+from .base import ToolContext, ToolFailure, ToolOutput
 
 READ_FIRST = ("error: this edit was not made", "error: this overwrite was not made")  # how a read-first refusal starts
 SHOWN_ON_REFUSAL = 400  # lines: a file this short comes with the refusal, which then counts as the read

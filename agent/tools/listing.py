@@ -13,13 +13,13 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from agentls.agent.fileio import FileTooLarge, NotRegularFile, read_small
-from agentls.agent.paths import display, resolve_in_workspace
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.writing import disk_size
-from agentls.agent.tools.guards import locate, with_note
-from agentls.agent.tools.gitignore import walk_kinds
-from agentls.agent.truncate import cap_text
+from ..fileio import FileTooLarge, NotRegularFile, read_small
+from ..paths import display, resolve_in_workspace
+from .base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from .writing import disk_size
+from .guards import locate, with_note
+from .gitignore import walk_kinds
+from ..truncate import cap_text
 
 MAX_LIST = 500
 MAX_MATCHES = 200

@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
 
-from agentls.agent.paths import OutsideWorkspace, display, resolve_in_workspace
-from agentls.agent.tools.gitignore import walk
+from ..paths import OutsideWorkspace, display, resolve_in_workspace
+from .gitignore import walk
 
 MAX_WALK = 5000  # files looked at to resolve a path or suggest one
 MAX_SUGGESTIONS = 5

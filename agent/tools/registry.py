@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agentls.agent.tools.base import Tool
-from agentls.agent.tools.diagnostics import DIAGNOSTICS, with_diagnostics
-from agentls.agent.tools.fetch import FETCH_URL
-from agentls.agent.tools.files import EDIT_FILE, READ_FILE, WRITE_FILE
-from agentls.agent.tools.listing import LIST_DIR, SEARCH_FILES
-from agentls.agent.tools.terminal import TERMINAL
-from agentls.agent.tools.todo import TODO
+from .base import Tool
+from .diagnostics import DIAGNOSTICS, with_diagnostics
+from .fetch import FETCH_URL
+from .files import EDIT_FILE, READ_FILE, WRITE_FILE
+from .listing import LIST_DIR, SEARCH_FILES
+from .terminal import TERMINAL
+from .todo import TODO
 
 # Edits report the new problems they bring in, where the editor tells agentls its diagnostics.
 BUILTIN_TOOLS: tuple[Tool, ...] = (READ_FILE, with_diagnostics(WRITE_FILE), with_diagnostics(EDIT_FILE), LIST_DIR,

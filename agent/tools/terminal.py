@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentls.agent import events
-from agentls.agent.truncate import cap_text
-from agentls.agent.host import CommandResult, CommandSpec
-from agentls.agent.sandbox.denial import Denial, find_denial
-from agentls.agent.sandbox.session import Plan, outside_key
-from agentls.agent.paths import display
-from agentls.agent.permissions import command_key, dangerous_reason
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
-from agentls.agent.tools.files import resolve
-from agentls.agent.tools.venv import venv_env
+from .. import events
+from ..truncate import cap_text
+from ..host import CommandResult, CommandSpec
+from ..sandbox.denial import Denial, find_denial
+from ..sandbox.session import Plan, outside_key
+from ..paths import display
+from ..permissions import command_key, dangerous_reason
+from .base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from .files import resolve
+from .venv import venv_env
 
 MAX_TIMEOUT = 1800.0
 

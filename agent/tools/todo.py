@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agentls.agent import events
-from agentls.agent.tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
+from .. import events
+from .base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
 
 STATUSES = ("pending", "in_progress", "completed")
 _MARK = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}

@@ -11,12 +11,12 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from agentls.agent import events
-from agentls.agent.fileio import FileTooLarge, NotRegularFile, human_size, kind_of
-from agentls.agent.paths import display
-from agentls.agent.safe_write import UnsafeTarget, lock_for
-from agentls.agent.tools import advice, overwrite
-from agentls.agent.tools.base import ToolContext, ToolFailure, ToolOutput
+from .. import events
+from ..fileio import FileTooLarge, NotRegularFile, human_size, kind_of
+from ..paths import display
+from ..safe_write import UnsafeTarget, lock_for
+from . import advice, overwrite
+from .base import ToolContext, ToolFailure, ToolOutput
 
 WRITE_ATTEMPTS = 10
 

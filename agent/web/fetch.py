@@ -12,8 +12,8 @@ from urllib.parse import urljoin
 import anyio
 import httpx
 
-from agentls.agent.version import __version__
-from agentls.agent.web.address import AddressRefused, parse_networks, resolve
+from ..version import __version__
+from .address import AddressRefused, parse_networks, resolve
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 

@@ -16,7 +16,7 @@ log = logging.getLogger("agentls.acp")
 
 
 def _parser() -> argparse.ArgumentParser:
-    from agentls.server.runtime.logs import add_log_options
+    from ..runtime.logs import add_log_options
 
     p = argparse.ArgumentParser(prog="agentls acp", description="Serve the Agent Client Protocol on stdio.")
     add_log_options(p)
@@ -27,8 +27,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def serve(in_fd: int, out_fd: int, max_line_bytes: int | None = None) -> int:
-    from agentls.server.acp.capabilities import ClientState, initialize_result, is_initialize_request
-    from agentls.server.acp.stdio import DEFAULT_MAX_LINE_BYTES, LineTransport, open_streams
+    from .capabilities import ClientState, initialize_result, is_initialize_request
+    from .stdio import DEFAULT_MAX_LINE_BYTES, LineTransport, open_streams
 
     state = ClientState()
     try:
@@ -47,7 +47,7 @@ async def serve(in_fd: int, out_fd: int, max_line_bytes: int | None = None) -> i
         log.debug("initialize answered; loading the ACP SDK and the core")
     else:
         transport.unread(first)
-    from agentls.server.acp.agent import run  # the SDK and the core load only now
+    from .agent import run  # the SDK and the core load only now
 
     await run(transport, state)
     return 0
@@ -55,9 +55,9 @@ async def serve(in_fd: int, out_fd: int, max_line_bytes: int | None = None) -> i
 
 def main(argv: list[str]) -> int:
     ns = _parser().parse_args(argv)
-    from agentls.server.acp.stdio import claim_stdio
+    from .stdio import claim_stdio
 
-    from agentls.server.runtime.logs import setup_logging
+    from ..runtime.logs import setup_logging
 
     in_fd, out_fd = claim_stdio()
     setup_logging(ns.log_file, ns.log_level)

@@ -27,14 +27,14 @@ from acp.schema import (
 )
 
 from agentls.agent.replay import replay_updates
-from agentls.server.acp import auth, commands, ext, lifecycle, modes, turns
-from agentls.server.acp.capabilities import ClientState, initialize_result
-from agentls.server.acp.lifecycle import AcpFace
-from agentls.server.acp.errors import store_errors
-from agentls.server.acp.stdio import LineTransport
-from agentls.server.runtime import turns as runtime_turns
-from agentls.server.runtime.live import LiveSession
-from agentls.server.runtime.registry import SessionRegistry
+from . import auth, commands, ext, lifecycle, modes, turns
+from .capabilities import ClientState, initialize_result
+from .lifecycle import AcpFace
+from .errors import store_errors
+from .stdio import LineTransport
+from ..runtime import turns as runtime_turns
+from ..runtime.live import LiveSession
+from ..runtime.registry import SessionRegistry
 
 log = logging.getLogger("agentls.acp")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent.config import DEFAULT_BASE_URLS, KEY_ENV_FALLBACKS, ConfigError, Settings, load_settings
-from agentls.server.acp.capabilities import API_KEY_METHOD, LOCAL_MODEL_METHOD
-from agentls.server.acp.errors import AUTH_REQUIRED, invalid_params
+from .capabilities import API_KEY_METHOD, LOCAL_MODEL_METHOD
+from .errors import AUTH_REQUIRED, invalid_params
 
 VERIFY_TIMEOUT = 10.0
 

@@ -11,14 +11,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent import events
-from agentls.server.acp import lifecycle, modes
+from . import lifecycle, modes
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
     from agentls.agent.mcp.prompts import PromptCommand
-    from agentls.server.acp.updates import UpdateSink
-    from agentls.server.runtime.live import LiveSession
-    from agentls.server.runtime.registry import SessionRegistry
+    from .updates import UpdateSink
+    from ..runtime.live import LiveSession
+    from ..runtime.registry import SessionRegistry
 
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarize the conversation so far to free context", "what the summary should focus on"),

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from agentls.server.acp import lifecycle, turns
-from agentls.server.acp.capabilities import STEERING_METHOD
-from agentls.server.acp.errors import invalid_params
-from agentls.server.runtime import turns as runtime_turns
+from . import lifecycle, turns
+from .capabilities import STEERING_METHOD
+from .errors import invalid_params
+from ..runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
-    from agentls.server.acp.lifecycle import AcpFace
-    from agentls.server.runtime.live import LiveSession
-    from agentls.server.runtime.registry import SessionRegistry
+    from .lifecycle import AcpFace
+    from ..runtime.live import LiveSession
+    from ..runtime.registry import SessionRegistry
 
 INTERRUPT_METHOD = "agentls/interrupt"
 COMPRESS_METHOD = "agentls/compress"

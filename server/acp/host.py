@@ -38,10 +38,10 @@ from agentls.agent.host import (
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
-from agentls.server.acp.capabilities import ClientCaps
-from agentls.server.acp.updates import UpdateSink
-from agentls.server.runtime.live import TurnControl
-from agentls.server.runtime.permissions import permission_tool_call
+from .capabilities import ClientCaps
+from .updates import UpdateSink
+from ..runtime.live import TurnControl
+from ..runtime.permissions import permission_tool_call
 
 log = logging.getLogger("agentls.acp")
 

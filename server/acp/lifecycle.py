@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 from acp.interfaces import Client
 
 from agentls.agent.config import ConfigError, Settings, load_settings
-from agentls.server.acp.capabilities import ClientState
-from agentls.server.acp.errors import auth_required, invalid_params, not_found
-from agentls.server.acp.host import AcpHost
-from agentls.server.acp.stdio import LineTransport
-from agentls.server.acp.updates import UpdateSink
-from agentls.server.runtime.live import LiveSession
-from agentls.server.runtime.registry import BadConfig, NoModel, SessionRegistry, UnknownSession
+from .capabilities import ClientState
+from .errors import auth_required, invalid_params, not_found
+from .host import AcpHost
+from .stdio import LineTransport
+from .updates import UpdateSink
+from ..runtime.live import LiveSession
+from ..runtime.registry import BadConfig, NoModel, SessionRegistry, UnknownSession
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentls.server.acp.errors import invalid_params
-from agentls.server.runtime.live import LiveSession
+from .errors import invalid_params
+from ..runtime.live import LiveSession
 
 if TYPE_CHECKING:
-    from agentls.server.acp.updates import UpdateSink
+    from .updates import UpdateSink
 
 MODES: dict[str, tuple[str, str]] = {
     "ask": ("Ask", "Ask before every file edit and every command."),

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentls.server.jsonrpc_ids import top_level_id
+from ..jsonrpc_ids import top_level_id
 
 log = logging.getLogger("agentls.acp")
 

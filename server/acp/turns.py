@@ -17,16 +17,16 @@ from acp import RequestError
 from agentls.agent.prompt_blocks import PromptError, host_reader, inline_links
 from agentls.agent.footer import summary
 from agentls.agent.result import ExitReason, TurnResult
-from agentls.server.acp import lifecycle
-from agentls.server.acp.errors import auth_required, internal, invalid_params
-from agentls.server.runtime import turns
-from agentls.server.runtime.live import LiveSession
-from agentls.server.runtime.registry import NoModel, SessionRegistry
+from . import lifecycle
+from .errors import auth_required, internal, invalid_params
+from ..runtime import turns
+from ..runtime.live import LiveSession
+from ..runtime.registry import NoModel, SessionRegistry
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
-    from agentls.server.acp.updates import UpdateSink
-    from agentls.server.runtime.turns import TurnRun
+    from .updates import UpdateSink
+    from ..runtime.turns import TurnRun
 
 log = logging.getLogger("agentls.acp")
 

@@ -14,8 +14,8 @@ from acp.interfaces import Client
 from acp.schema import SessionNotification
 from pydantic import ValidationError
 
-from agentls.server.acp.capabilities import ClientCaps
-from agentls.server.acp.stdio import LineTransport
+from .capabilities import ClientCaps
+from .stdio import LineTransport
 
 log = logging.getLogger("agentls.acp")
 

@@ -12,7 +12,7 @@ import sys
 
 
 def _parser() -> argparse.ArgumentParser:
-    from agentls.server.runtime.logs import add_log_options
+    from ..runtime.logs import add_log_options
 
     p = argparse.ArgumentParser(prog="agentls lsp", description="The agentls language server on stdio.")
     add_log_options(p)
@@ -39,15 +39,15 @@ def _expected_errors(record: logging.LogRecord) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agentls.server.runtime.logs import setup_logging
+    from ..runtime.logs import setup_logging
 
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     setup_logging(args.log_file, args.log_level)
     if args.log_level != "DEBUG":  # pygls logs every message at INFO and protocol noise at WARNING
         logging.getLogger("pygls").setLevel(logging.ERROR)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_expected_errors)
-    from agentls.server.lsp.boot import serve
-    from agentls.server.lsp.wire import DEFAULT_MAX_MESSAGE_BYTES
+    from .boot import serve
+    from .wire import DEFAULT_MAX_MESSAGE_BYTES
 
     try:
         return asyncio.run(serve(args.max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES))

@@ -16,11 +16,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent.version import __version__
-from agentls.server.lsp.capabilities import initialize_result
-from agentls.server.lsp.wire import StdioChannel, WireError
+from .capabilities import initialize_result
+from .wire import StdioChannel, WireError
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
+    from .server import AgentServer
 
 log = logging.getLogger("agentls.lsp")
 
@@ -131,7 +131,7 @@ def _before_initialize(channel: StdioChannel, message: dict[str, Any]) -> AgentS
         channel.send_error(WireError(-32602, problem, msg_id))
         return None
     channel.send({"jsonrpc": "2.0", "id": msg_id, "result": initialize_result(__version__)})
-    from agentls.server.lsp.handlers import create_server
+    from .handlers import create_server
 
     server = create_server(channel)
     server.protocol.initialize_from(message["params"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentls.server.runtime.nested import nested
+from ..runtime.nested import nested
 
 PROTOCOL_VERSION = 1
 

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from agentls.server.lsp import lookup, methods, turns
-from agentls.server.lsp.capabilities import CODE_ACTION_KIND, COMMANDS
-from agentls.server.lsp.documents import path_of, split_lines
-from agentls.server.lsp.params import Params
+from . import lookup, methods, turns
+from .capabilities import CODE_ACTION_KIND, COMMANDS
+from .documents import path_of, split_lines
+from .params import Params
 
 if TYPE_CHECKING:
     from agentls.agent.host import Host
-    from agentls.server.lsp.server import AgentServer
+    from .server import AgentServer
 
 MARKER = re.compile(r"@agent\b[:,]?\s+(?P<instruction>\S.*?)\s*(?:\*/|-->|#\}|%\}|-\})?\s*$")
 LEADER = re.compile(r"(?:#|//+|--|;+|/\*+|<!--|%|\"|\{#|\{%|\{-)\s*$")

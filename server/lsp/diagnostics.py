@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from agentls.agent.host import Diagnostic, DiagnosticSeverity
-from agentls.server.lsp.documents import file_uri
+from .documents import file_uri
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
+    from .server import AgentServer
 
 log = logging.getLogger("agentls.lsp.diagnostics")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace import Workspace
 
-from agentls.server.lsp.params import uri_to_path
+from .params import uri_to_path
 
 log = logging.getLogger("agentls.lsp.documents")
 

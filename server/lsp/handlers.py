@@ -8,11 +8,11 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.server.lsp import commands, mcp, methods
-from agentls.server.lsp.capabilities import CODE_ACTION_KIND
-from agentls.server.lsp.host import LspHost
-from agentls.server.lsp.server import AgentServer
-from agentls.server.lsp.lookup import store_errors
+from . import commands, mcp, methods
+from .capabilities import CODE_ACTION_KIND
+from .host import LspHost
+from .server import AgentServer
+from .lookup import store_errors
 
 
 # The agent/* requests: each takes (server, raw params) and validates the params itself.

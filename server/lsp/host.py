@@ -26,14 +26,14 @@ from agentls.agent.host import (CommandResult, CommandSpec, Diagnostic, Permissi
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
-from agentls.server.lsp.diagnostics import DiagnosticsClient
-from agentls.server.lsp.documents import file_uri, text_edits
-from agentls.server.lsp.permissions import ask_permission
-from agentls.server.lsp.terminal import Terminals
+from .diagnostics import DiagnosticsClient
+from .documents import file_uri, text_edits
+from .permissions import ask_permission
+from .terminal import Terminals
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.progress import TurnProgress
-    from agentls.server.lsp.server import AgentServer
+    from .progress import TurnProgress
+    from .server import AgentServer
 
 log = logging.getLogger("agentls.lsp.host")
 

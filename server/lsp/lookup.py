@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from agentls.server.runtime import turns
-from agentls.server.runtime.registry import BadConfig, NoModel, UnknownSession
+from ..runtime import turns
+from ..runtime.registry import BadConfig, NoModel, UnknownSession
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
-    from agentls.server.lsp.server import AgentServer
-    from agentls.server.runtime.live import LiveSession
+    from .server import AgentServer
+    from ..runtime.live import LiveSession
 
 log = logging.getLogger("agentls.lsp")
 
@@ -64,7 +64,7 @@ def store_errors(handler: Callable[..., Awaitable[Result]]) -> Callable[..., Awa
 
 
 def _shown(ls: AgentServer, session: LiveSession) -> LiveSession:
-    from agentls.server.lsp import mcp
+    from . import mcp
 
     notices, session.notices = session.notices, []
     ls.show_notices(notices)

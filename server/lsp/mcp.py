@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from agentls.server.lsp.params import Params
+from .params import Params
 
 if TYPE_CHECKING:
     from agentls.agent.mcp.manager import McpManager
-    from agentls.server.lsp.server import AgentServer
-    from agentls.server.runtime.live import LiveSession
+    from .server import AgentServer
+    from ..runtime.live import LiveSession
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
 
 
 async def list_servers(ls: AgentServer, raw: Any, where: str = "agent/listMcpServers") -> dict[str, Any]:
     from agentls.agent.mcp.report import listing
-    from agentls.server.lsp import lookup
+    from . import lookup
 
     p = Params(where, raw)
     session = await lookup.session(ls, p.session_id(), where)  # a stored one is opened (its servers start)

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
-from agentls.server.lsp import lookup, mcp, turns
-from agentls.server.lsp.params import MAX_PROMPT_CHARS, Params
-from agentls.server.runtime import turns as runtime_turns
+from . import lookup, mcp, turns
+from .params import MAX_PROMPT_CHARS, Params
+from ..runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
-    from agentls.server.runtime.live import LiveSession
+    from .server import AgentServer
+    from ..runtime.live import LiveSession
 
 
 async def new_session(ls: AgentServer, raw: Any, where: str = "agent/newSession") -> dict[str, Any]:
@@ -48,7 +48,7 @@ async def _with_editor(ls: AgentServer, p: Params, session: LiveSession, prompt:
     ``resource_link``s read through the editor's buffers (agent/editor_context.py, agent/prompt_blocks.py)."""
     from agentls.agent.editor_context import ContextError, render, with_context
     from agentls.agent.prompt_blocks import host_reader, inline_links
-    from agentls.server.runtime.registry import NoModel
+    from ..runtime.registry import NoModel
 
     try:
         block = render(p.raw.get("context"), session.cwd)
@@ -105,7 +105,7 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
     p = Params(where, raw)
     cwd = p.optional_string("cwd", limit=4096)
     if cwd is not None:
-        from agentls.server.lsp.params import uri_to_path
+        from .params import uri_to_path
 
         cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
     query = p.optional_string("query", limit=1000)

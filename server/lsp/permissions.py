@@ -15,10 +15,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from agentls.agent.host import PermissionDecision, PermissionRequest
-from agentls.server.runtime.permissions import permission_tool_call
+from ..runtime.permissions import permission_tool_call
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
+    from .server import AgentServer
 
 log = logging.getLogger("agentls.lsp.permissions")
 

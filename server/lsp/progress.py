@@ -20,7 +20,7 @@ from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.types import SessionUpdate
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
+    from .server import AgentServer
 
 log = logging.getLogger("agentls.lsp.progress")
 

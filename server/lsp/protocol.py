@@ -28,16 +28,16 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.workspace import Workspace
 
-from agentls.server.lsp.lookup import store_errors
-from agentls.server.lsp.capabilities import POSITION_ENCODING, server_capabilities
-from agentls.server.lsp.wire import WireError
+from .lookup import store_errors
+from .capabilities import POSITION_ENCODING, server_capabilities
+from .wire import WireError
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from pygls.lsp.server import LanguageServer
 
-    from agentls.server.lsp.wire import StdioChannel
+    from .wire import StdioChannel
 
 log = logging.getLogger("agentls.lsp.protocol")
 

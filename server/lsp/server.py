@@ -15,16 +15,16 @@ from pygls.lsp.server import LanguageServer
 
 from agentls.agent.config import Settings
 from agentls.agent.version import __version__
-from agentls.server.lsp import settings as lsp_settings
-from agentls.server.lsp.capabilities import ClientFeatures
-from agentls.server.lsp.documents import Documents, path_of
-from agentls.server.lsp.protocol import AgentProtocol
-from agentls.server.lsp.settings import LspOptions
-from agentls.server.lsp.summary import status
-from agentls.server.lsp.wire import StdioChannel
-from agentls.server.runtime.live import LiveSession
-from agentls.server.runtime.notices import Notice, settings_notices
-from agentls.server.runtime.registry import SessionRegistry
+from . import settings as lsp_settings
+from .capabilities import ClientFeatures
+from .documents import Documents, path_of
+from .protocol import AgentProtocol
+from .settings import LspOptions
+from .summary import status
+from .wire import StdioChannel
+from ..runtime.live import LiveSession
+from ..runtime.notices import Notice, settings_notices
+from ..runtime.registry import SessionRegistry
 
 if TYPE_CHECKING:
     from agentls.agent.host import Host

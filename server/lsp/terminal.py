@@ -20,7 +20,7 @@ from agentls.agent.host import CommandResult, CommandSpec
 from agentls.agent.process import run_process
 
 if TYPE_CHECKING:
-    from agentls.server.lsp.server import AgentServer
+    from .server import AgentServer
 
 log = logging.getLogger("agentls.lsp.terminal")
 

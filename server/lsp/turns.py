@@ -17,15 +17,15 @@ from lsprotocol import types
 
 from agentls.agent.footer import edits_failed, summary, summary_json
 from agentls.agent.result import TurnResult
-from agentls.server.lsp.host import LspHost
-from agentls.server.lsp.progress import TurnProgress, first_words, outcome
-from agentls.server.runtime import turns
+from .host import LspHost
+from .progress import TurnProgress, first_words, outcome
+from ..runtime import turns
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
-    from agentls.server.lsp.server import AgentServer
-    from agentls.server.runtime.live import LiveSession
-    from agentls.server.runtime.turns import TurnRun
+    from .server import AgentServer
+    from ..runtime.live import LiveSession
+    from ..runtime.turns import TurnRun
 
 log = logging.getLogger("agentls.lsp.turns")
 

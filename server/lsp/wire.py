@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from collections.abc import Sized
 from typing import Any, BinaryIO
 
-from agentls.server.jsonrpc_ids import top_level_id
+from ..jsonrpc_ids import top_level_id
 
 log = logging.getLogger("agentls.lsp.wire")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentls.server.runtime.notices import Notice
+from .notices import Notice
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent

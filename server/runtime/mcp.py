@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from agentls.server.runtime.notices import Notice
+from .notices import Notice
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
     from agentls.agent.config import Settings
     from agentls.agent.mcp.connection import ServerConnection
-    from agentls.server.runtime.live import LiveSession
+    from .live import LiveSession
 
 log = logging.getLogger("agentls.runtime")
 

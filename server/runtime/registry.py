@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.config import ConfigError, Settings
 from agentls.agent.sessions.store import SessionStore, default_db_path
-from agentls.server.runtime import mcp, turns
-from agentls.server.runtime.live import LiveSession
-from agentls.server.runtime.notices import Notice, session_notices
+from . import mcp, turns
+from .live import LiveSession
+from .notices import Notice, session_notices
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent

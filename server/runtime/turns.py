@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.outcome import FileChange
 from agentls.agent.result import ExitReason, TurnResult
-from agentls.server.runtime.live import LiveSession, RunState
+from .live import LiveSession, RunState
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
