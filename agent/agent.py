@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,15 +16,17 @@ from .checkpoints import Checkpoints
 from .compactor import AFTER_TURN, Compactor
 from .conversation import Conversation
 from .disk_host import DiskHost, UpdateCallback
-from .endpoints import EndpointOptions, Endpoints
+from .config import KEYWORD_DEFAULTS, Settings, with_keywords
+from .endpoints import Endpoints
 from .host import Host
 from .loop.parts import TurnParts
 from .loop.turn import TurnRequest, run_turn
-from .model_caller import CallOptions, ModelCaller
+from .model_caller import ModelCaller
 from .permissions import PermissionPolicy
+from .profile import ModelProfile
 from .prompt_blocks import normalize_prompt
 from .result import TurnResult
-from .sandbox.policy import SandboxConfig
+from .sandbox.policy import config_from
 from .sandbox.session import CommandSandbox, outside_key
 from .titles import Titles
 from .tool_runner import ToolRunner
@@ -38,68 +41,58 @@ if TYPE_CHECKING:
     from .sessions.store import SessionStore
 
 log = logging.getLogger("agentls.agent")
-LOCAL_MAX_TOKENS = 2048  # a small model that loops would otherwise write to the end of its context (minutes)
 
 
 class AIAgent:
-    """One agent session. Construction stores configuration only; setup happens on first use."""
+    """One agent session. Construction stores configuration only; setup happens on first use.
+
+    ``settings`` is the whole configuration (agent/config.py); beside it only the runtime objects that are not
+    settings. The keyword arguments that name settings (``model=``, ``max_retries=``...) are a convenience:
+    they are applied to ``settings`` (default ``KEYWORD_DEFAULTS``). A child agent (docs/architecture.md):
+    ``AIAgent(settings=parent.settings.evolve(...), host=parent.host, workspace=parent.root)``."""
 
     def __init__(
         self, model: str | None = None, base_url: str | None = None, api_key: str | None = None,
-        provider: str = "openai", max_iterations: int = 90, fallback_models: Sequence[Any] = (),
+        provider: str | None = None, max_iterations: int | None = None, fallback_models: Sequence[Any] | None = None,
         session_db: str | Path | SessionStore | None = None, workspace: str | Path = ".", host: Host | None = None,
-        *, session_id: str | None = None, iteration_budget: IterationBudget | None = None, stream: bool = True,
-        tool_mode: str | None = None, context_window: int | None = None, compression_threshold: float = 0.5,
-        approval: str = "ask", allow_dangerous: bool = False, aux_model: str | None = None, titles: str = "prompt",
-        request_timeout: float = 120.0, max_retries: int = 3, retry_base_delay: float = 1.0,
-        retry_max_delay: float = 30.0, max_tokens: int | None = None, temperature: float | None = None,
-        thinking_budget: int | None = None, tools: Sequence[Tool] | None = None, on_update: UpdateCallback | None = None,
-        terminal_timeout: float = 120.0, tool_output_limit: int | None = None,
-        trajectory_path: str | Path | None = None, http_client: httpx.AsyncClient | None = None,
-        local_model_path: str | Path | None = None, system_message: str | None = None, local_progress: Any = None,
-        sandbox: SandboxConfig | None = None, small_model: bool | None = None,
+        *, settings: Settings | None = None, session_id: str | None = None,
+        iteration_budget: IterationBudget | None = None, tools: Sequence[Tool] | None = None,
+        on_update: UpdateCallback | None = None, http_client: httpx.AsyncClient | None = None,
+        local_progress: Any = None, **options: Any,
     ) -> None:
-        if model is not None and (model == "local" or model.startswith("local:")):
-            provider = "local"
-        small = provider == "local" if small_model is None else small_model  # docs/loop.md §9.7
+        given = {"model": model, "base_url": base_url, "api_key": api_key, "provider": provider,
+                 "max_iterations": max_iterations, "fallback_models": fallback_models}
+        options.update((k, v) for k, v in given.items() if v is not None)
+        self.settings = s = with_keywords(KEYWORD_DEFAULTS if settings is None else settings, options)
+        self.profile = profile = ModelProfile.of(s)
         self.session_id = session_id or uuid.uuid4().hex
         self.root = Path(workspace).resolve()
         self.host: Host = host if host is not None else DiskHost(self.root, on_update)
-        self.policy = PermissionPolicy(approval, allow_dangerous=allow_dangerous)
-        self.sandbox = CommandSandbox(sandbox or SandboxConfig(), self.root, self._may_run_outside)
+        self.policy = PermissionPolicy(s.approval, allow_dangerous=s.allow_dangerous)
+        self.sandbox = CommandSandbox(config_from(s.sandbox, s.sandbox_network, s.sandbox_writable), self.root,
+                                      self._may_run_outside)
         self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
-        self.budget = iteration_budget or IterationBudget(max_iterations)
+        self.budget = iteration_budget or IterationBudget(s.max_iterations)
         # A host *and* a callback: updates go to both.
         updates = UpdateSender(self.host, on_update if host is not None else None)
-        self._endpoints = Endpoints(EndpointOptions(
-            provider=provider, model=model or ("local" if provider == "local" else ""), base_url=base_url,
-            api_key=api_key, tool_mode=tool_mode, fallback_models=fallback_models, context_window=context_window,
-            request_timeout=request_timeout, thinking_budget=thinking_budget, local_model_path=local_model_path,
-            local_progress=local_progress),
-            http_client)
-        # A small local model is far more reliable with tools when it does not sample, and is kept from
-        # writing until its context is full.
-        local = provider == "local"
-        caller = ModelCaller(self._endpoints, updates, CallOptions(
-            stream=stream, max_tokens=LOCAL_MAX_TOKENS if max_tokens is None and local else max_tokens,
-            aux_model=aux_model, max_retries=max_retries, temperature=0.0 if temperature is None and local else temperature,
-            retry_base_delay=retry_base_delay, retry_max_delay=retry_max_delay))
-        conversation = Conversation(self.session_id, self.root, session_db, system_message=system_message,
+        self._endpoints = Endpoints(s, http_client, local_progress)
+        caller = ModelCaller(self._endpoints, updates, s, profile)
+        conversation = Conversation(self.session_id, self.root, session_db, system_message=s.system_message,
                                     model=lambda: self._endpoints.model)
         self._checkpoints = Checkpoints(conversation)
         self._parts = TurnParts(
             conversation=conversation, caller=caller, updates=updates, registry=self.registry, host=self.host,
-            compactor=Compactor(conversation, caller, updates, self.registry, compression_threshold),
-            views=ToolViews(self.registry, self.root, small_model=small,
-                            json_mode=(tool_mode or ("json" if provider == "local" else "native")) == "json",
+            compactor=Compactor(conversation, caller, updates, self.registry, s.compression_threshold),
+            views=ToolViews(self.registry, self.root, small_model=profile.small, json_mode=profile.json_tools,
                             system_prompt=lambda: conversation.system_prompt),
-            tools=ToolRunner(host=self.host, root=self.root, session_id=self.session_id, policy=self.policy,
-                             updates=updates, checkpoints=self._checkpoints, terminal_timeout=terminal_timeout,
-                             output_limit=tool_output_limit, context_window=lambda: self.context_window,
-                             api_key=api_key, sandbox=self.sandbox, small_model=small),
-            control=TurnControl(), titles=Titles(titles, conversation, caller, updates, use_model=provider != "local"),
-            budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=max_iterations,
-            trajectory_path=Path(trajectory_path) if trajectory_path else None)
+            tools=ToolRunner(settings=s, host=self.host, root=self.root, session_id=self.session_id,
+                             policy=self.policy, updates=updates, checkpoints=self._checkpoints,
+                             context_window=lambda: self.context_window, sandbox=self.sandbox,
+                             small_model=profile.small),
+            control=TurnControl(), titles=Titles(s.titles, conversation, caller, updates,
+                                                 use_model=profile.model_titles),
+            budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=s.max_iterations,
+            trajectory_path=Path(s.trajectory_path) if s.trajectory_path else None)
         self._ready = False
         self._closed = False
 
@@ -112,6 +105,7 @@ class AIAgent:
     def model(self, value: str) -> None:
         """The model of the next call (a client's model picker may change it between turns)."""
         self._endpoints.model = value
+        self.settings = replace(self.settings, model=value)  # a child built from these settings uses it too
 
     @property
     def provider_name(self) -> str:

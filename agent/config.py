@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .config_values import URL, BadValue, Fields, choice, describe, number, switch
-from .sandbox.policy import DEFAULT_WRITABLE, MODES, loosens
+from .sandbox.policy import DEFAULT_WRITABLE, MODES, SandboxConfig, loosens
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
 PROVIDERS = ("openai", "anthropic", "openai-responses", "local")
@@ -72,10 +72,17 @@ class Settings:
     sandbox: str = field(default="auto", metadata=choice(*MODES))
     sandbox_network: str = field(default="off", metadata=switch())  # off | on (true/false accepted)
     sandbox_writable: tuple[str, ...] = DEFAULT_WRITABLE  # writable besides the workspace and /tmp
+    # Set by the program only, never by a file or the environment (PROGRAM_ONLY). The key itself is read from
+    # the environment by agent/resolve.py (``environment_key``), or given by a program; never stored
+    api_key: str | None = field(default=None, repr=False)
+    system_message: str | None = None  # the caller's own text, after the built-in system prompt
+    local_model_path: str | Path | None = None  # the embedded model's GGUF file; None: the one installed
+    retry_base_delay: float = field(default=1.0, metadata=number(0, 3600, "seconds"))
+    retry_max_delay: float = field(default=30.0, metadata=number(0, 3600, "seconds"))
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
-    def api_key(self) -> str | None:
+    def environment_key(self) -> str | None:
         """The key from the environment, never stored: ``apiKeyEnv`` first, then the usual names."""
         names = [self.api_key_env] if self.api_key_env else []
         names += list(KEY_ENV_FALLBACKS.get(self.resolved_provider(), ("AGENTLS_API_KEY",)))
@@ -90,8 +97,39 @@ class Settings:
             return "local"
         return self.provider or "openai"
 
+    def evolve(self, *, source: str = "evolve", **changes: Any) -> Settings:
+        """These settings with ``changes``, each checked as a user's value is: a bad one raises ``ConfigError``
+        naming the key and ``source``. A child agent's are its parent's evolved (docs/architecture.md)."""
+        program = {k: v for k, v in changes.items() if k in PROGRAM_ONLY}
+        users = {k: v for k, v in changes.items() if k not in PROGRAM_ONLY}
+        evolved = merge(self, users, source) if users else self
+        return replace(evolved, **program) if program else evolved
 
-SETTINGS = Fields(Settings, exclude=("sources", "warnings"))
+
+# Settings a program gives (AIAgent's keyword arguments, ``evolve``); a file or the environment cannot.
+PROGRAM_ONLY = frozenset({"api_key", "system_message", "local_model_path", "retry_base_delay", "retry_max_delay"})
+SETTINGS = Fields(Settings, exclude=("sources", "warnings", *PROGRAM_ONLY))
+# An agent built from keyword arguments (a program's) titles a session from its first prompt: no model call
+# the program did not ask for. From the user's settings, the default is the field's.
+KEYWORD_DEFAULTS = Settings(titles="prompt")
+_KEYWORDS = frozenset(f.name for f in fields(Settings)) - {"sources", "warnings"}
+
+
+def with_keywords(base: Settings, options: Mapping[str, Any]) -> Settings:
+    """``base`` with ``AIAgent``'s keyword arguments applied, taken as the program gave them (unchecked, as a
+    program's own values always were); a ``SandboxConfig`` becomes the three sandbox settings."""
+    changes: dict[str, Any] = {}
+    for name, value in options.items():
+        if name == "sandbox" and isinstance(value, SandboxConfig):
+            changes.update(sandbox=value.mode, sandbox_network="on" if value.network else "off",
+                           sandbox_writable=tuple(value.writable))
+            continue
+        if name not in _KEYWORDS:
+            raise TypeError(f"AIAgent() got an unexpected keyword argument {name!r}")
+        if name == "trajectory_path" and value is not None:
+            value = str(value)
+        changes[name] = tuple(value) if name in ("fallback_models", "sandbox_writable") else value
+    return replace(base, **changes) if changes else base
 # Every setting has an environment variable: AGENTLS_ and its snake_case name in capitals.
 ENVIRONMENT = {f"AGENTLS_{name.upper()}": name for name in SETTINGS.fields}
 # A cloned repository's .agentls.toml must not be able to loosen approval, send the API key to another

@@ -3,41 +3,29 @@ built for them, and the embedded local model when an endpoint is ``local``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from .config import Settings
 from .providers.base import Provider
 from .providers.factory import Endpoint, build_provider, parse_fallback
-
-
-@dataclass(frozen=True)
-class EndpointOptions:
-    provider: str = "openai"
-    model: str = ""
-    base_url: str | None = None
-    api_key: str | None = None
-    tool_mode: str | None = None
-    fallback_models: Sequence[Any] = ()
-    context_window: int | None = None  # None: known from the model's name
-    request_timeout: float = 120.0
-    thinking_budget: int | None = None  # Anthropic extended thinking
-    local_model_path: str | Path | None = None
-    local_progress: Any = None  # Callable[[str, float], None] while the local model loads
 
 
 class Endpoints:
     """Opens nothing until ``open``; ``provider_for`` builds each endpoint's provider on first use."""
 
-    def __init__(self, options: EndpointOptions, http_client: httpx.AsyncClient | None = None) -> None:
-        self.provider_name = options.provider
-        self.model = options.model  # may change between turns (a client's model picker)
-        self.api_key = options.api_key
-        self._options = options
-        self._fallbacks = list(options.fallback_models)
+    def __init__(self, settings: Settings, http_client: httpx.AsyncClient | None = None,
+                 local_progress: Any = None) -> None:
+        """``local_progress``: a ``Callable[[str, float], None]`` told how the local model's loading goes."""
+        self.provider_name = settings.resolved_provider()
+        # may change between turns (a client's model picker)
+        self.model = settings.model or ("local" if self.provider_name == "local" else "")
+        self.api_key = settings.api_key
+        self._settings = settings
+        self._local_progress = local_progress
+        self._fallbacks = list(settings.fallback_models)
         self._client = http_client
         self._owns_client = http_client is None
         self._providers: dict[tuple[Any, ...], Provider] = {}
@@ -54,8 +42,8 @@ class Endpoints:
 
     @property
     def context_window(self) -> int:
-        if self._options.context_window:
-            return self._options.context_window
+        if self._settings.context_window:  # None: known from the model's name
+            return self._settings.context_window
         if self.provider_name == "local":
             return 8192
         from .context.tokens import context_window_for
@@ -66,8 +54,8 @@ class Endpoints:
         return cached[1]
 
     def _primary(self) -> Endpoint:
-        o = self._options
-        return Endpoint(self.provider_name, self.model, o.base_url, self.api_key, o.tool_mode, o.thinking_budget)
+        s = self._settings
+        return Endpoint(self.provider_name, self.model, s.base_url, self.api_key, s.tool_mode, s.thinking_budget)
 
     def _needs_tls(self) -> bool:
         """Whether any endpoint is https (loading the CA bundle costs ~50 ms; local servers don't need it)."""
@@ -81,7 +69,7 @@ class Endpoints:
         if self._client is None:
             from .providers.http import make_client
 
-            self._client = make_client(self._options.request_timeout, tls=self._needs_tls())
+            self._client = make_client(self._settings.request_timeout, tls=self._needs_tls())
 
     async def provider_for(self, index: int, model: str | None = None) -> tuple[Provider, str]:
         """The provider of endpoint ``index`` (0: the primary, n: fallback n) and the model name to send."""
@@ -107,8 +95,8 @@ class Endpoints:
         if self._local is None:
             from .local import shared
 
-            path = self._options.local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
-            self._local = shared.acquire(self, Path(path) if path else None, progress=self._options.local_progress)
+            path = self._settings.local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
+            self._local = shared.acquire(self, Path(path) if path else None, progress=self._local_progress)
         url: str = await self._local.ensure_running()
         return url
 

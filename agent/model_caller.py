@@ -12,7 +12,9 @@ from typing import Any
 import anyio
 
 from . import events
+from .config import Settings
 from .endpoints import Endpoints
+from .profile import ModelProfile
 from .providers.base import ProviderRequest, ProviderResponse, ToolSchema
 from .providers.errors import ProviderError
 from .shown_message import ShownMessage
@@ -33,19 +35,6 @@ def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | No
     delay = min(base * 2.0 ** (attempt - 1), cap)
     jitter: float = (rng or random).uniform(0, delay / 2)
     return delay + jitter
-
-
-@dataclass(frozen=True)
-class CallOptions:
-    """What every turn request asks for, and how failures are retried."""
-
-    stream: bool = True
-    max_tokens: int | None = None
-    temperature: float | None = None
-    aux_model: str | None = None  # summaries and titles; None: the main model
-    max_retries: int = 3
-    retry_base_delay: float = 1.0
-    retry_max_delay: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -72,9 +61,12 @@ Overflow = Callable[[], Awaitable[bool]]  # compress hard; True when the transcr
 
 
 class ModelCaller:
-    def __init__(self, endpoints: Endpoints, updates: UpdateSender, options: CallOptions) -> None:
+    def __init__(self, endpoints: Endpoints, updates: UpdateSender, settings: Settings, profile: ModelProfile) -> None:
         self.endpoints = endpoints
-        self.options = options
+        self.settings = settings
+        # unset, the profile's (a local model does not sample and stops early)
+        self.max_tokens = profile.max_tokens if settings.max_tokens is None else settings.max_tokens
+        self.temperature = profile.temperature if settings.temperature is None else settings.temperature
         self.last_prompt_tokens: int | None = None  # the provider's count for the last call
         self.wire_cache: dict[int, Any] = {}  # encoded messages, reused between calls
         self._updates = updates
@@ -83,7 +75,7 @@ class ModelCaller:
                    stream_to_user: bool = True, on_overflow: Overflow | None = None) -> ProviderResponse:
         """``prompt`` is built again for each attempt (a compression changes it). Raises ProviderError when
         every recovery is spent."""
-        options = self.options
+        settings = self.settings
         attempt = 0
         compressed = False
         shown = ShownMessage(self._updates.send)  # what the editor has of this call, kept across attempts
@@ -92,8 +84,8 @@ class ModelCaller:
             provider, model = await self.endpoints.provider_for(state.fallback_index)
             p = prompt()
             request = ProviderRequest(model=model, system=p.system, messages=p.messages, tools=p.tools,
-                                      stream=options.stream, max_tokens=options.max_tokens,
-                                      temperature=options.temperature if p.temperature is None else p.temperature,
+                                      stream=settings.stream, max_tokens=self.max_tokens,
+                                      temperature=self.temperature if p.temperature is None else p.temperature,
                                       cache=self.wire_cache, purpose=purpose,
                                       tool_choice=p.tool_choice, paths=p.paths,
                                       held_back=p.held_back)
@@ -110,9 +102,9 @@ class ModelCaller:
                         continue
                 wait_ok = exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER
                 rejected = exc.category == "format_error" and exc.status is not None  # ours: retrying won't help
-                if hints.retryable and wait_ok and not rejected and attempt < options.max_retries:
+                if hints.retryable and wait_ok and not rejected and attempt < settings.max_retries:
                     attempt += 1
-                    delay = backoff_delay(attempt, options.retry_base_delay, options.retry_max_delay,
+                    delay = backoff_delay(attempt, settings.retry_base_delay, settings.retry_max_delay,
                                           exc.retry_after)
                     log.info("retrying in %.2fs", delay)
                     await anyio.sleep(delay)
@@ -143,7 +135,7 @@ class ModelCaller:
 
     async def aux_call(self, prompt: str, *, purpose: str, max_tokens: int | None = None) -> str:
         """One tools-free, non-streamed call to the auxiliary model (the main model unless configured)."""
-        provider, model = await self.endpoints.provider_for(0, self.options.aux_model or self.endpoints.model)
+        provider, model = await self.endpoints.provider_for(0, self.settings.aux_model or self.endpoints.model)
         response = await provider.complete(ProviderRequest(
             model=model, system=AUX_SYSTEM, messages=[{"role": "user", "content": prompt}], tools=[],
             stream=False, max_tokens=max_tokens, purpose=purpose))

@@ -13,6 +13,7 @@ import anyio
 
 from . import events
 from .checkpoints import Checkpoints
+from .config import Settings
 from .host import Host, PermissionOption, PermissionRequest
 from .outcome import OutcomeRecorder
 from .permissions import PermissionPolicy, options_for, remembered_key, what_it_is
@@ -40,9 +41,8 @@ OPTIONS = (
 
 
 class ToolRunner:
-    def __init__(self, *, host: Host, root: Path, session_id: str, policy: PermissionPolicy, updates: UpdateSender,
-                 checkpoints: Checkpoints, terminal_timeout: float, output_limit: int | None,
-                 context_window: Callable[[], int], api_key: str | None,
+    def __init__(self, *, settings: Settings, host: Host, root: Path, session_id: str, policy: PermissionPolicy,
+                 updates: UpdateSender, checkpoints: Checkpoints, context_window: Callable[[], int],
                  sandbox: CommandSandbox | None = None, small_model: bool = False) -> None:
         self.host = host
         self.root = root
@@ -51,10 +51,10 @@ class ToolRunner:
         self._session_id = session_id
         self._updates = updates
         self._checkpoints = checkpoints
-        self._terminal_timeout = terminal_timeout
-        self._output_limit = output_limit
+        self._terminal_timeout = settings.terminal_timeout
+        self._output_limit = settings.tool_output_limit
         self._context_window = context_window
-        self._api_key = api_key
+        self._api_key = settings.api_key
         self._sandbox = sandbox
         self._small_model = small_model
         self._hints: HintTracker | None = None
