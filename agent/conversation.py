@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 
 from .call_ids import CallIds
 from .transcript import repair, settled, violations
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
     from .sessions.store import SessionStore
 
 log = logging.getLogger("agentls.sessions")
+PromptBuilder = Callable[[str | None, str | None], Awaitable[str]]  # (project instructions, system message)
 UNSEEN = (-1, -1)  # a revision no store has: the next lease loads the transcript again
 
 
@@ -159,28 +159,17 @@ class Conversation:
         if self.store is not None and self._owns_store:
             await self.store.close()
 
-    async def ensure_system_prompt(self, system_message: str | None, tool_names: list[str], *,
-                                   small_model: bool = False) -> None:
-        """Built once per session and stored; byte-identical after resume. Later system messages are ignored.
-        ``small_model``: the compact prompt with the workspace's files (agent/local/prompt.py)."""
+    async def ensure_system_prompt(self, system_message: str | None, build: PromptBuilder) -> None:
+        """Built once per session (``build(project instructions, system message)``: the profile's) and stored;
+        byte-identical after resume. Later system messages are ignored."""
         system_message = system_message or self._system_message
         if self.system_prompt is not None:
             if system_message and system_message not in self.system_prompt:
                 log.warning("system_message ignored: the session's system prompt is fixed once it is built")
             return
         from .context.files import load_root_context
-        from .context.prompt import build_system_prompt
 
-        context = await load_root_context(self.root)
-        if small_model:
-            from .local.prompt import compact_system_prompt, listed_files
-
-            files = await anyio.to_thread.run_sync(listed_files, self.root)
-            self.system_prompt = compact_system_prompt(root=self.root, root_context=context, extra=system_message,
-                                                       files=files)
-            return
-        self.system_prompt = build_system_prompt(root=self.root, root_context=context, extra=system_message,
-                                                 tool_names=tool_names)
+        self.system_prompt = await build(await load_root_context(self.root), system_message)
 
     def transcript(self) -> list[Message]:
         """The whole transcript as the model sees it, system prompt first."""

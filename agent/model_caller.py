@@ -44,6 +44,7 @@ class Prompt:
     tools: Sequence[ToolSchema] = ()
     tool_choice: str | None = None  # "none", "required", "text" or None (ProviderRequest.tool_choice)
     paths: Sequence[str] | None = None  # tool_mode json: the workspace's files, for the grammar (never text)
+    path_tools: Sequence[str] = ()  # the tools whose path ``paths`` constrains
     held_back: Sequence[str] = ()  # tool_mode json: tools the grammar leaves out this step
     temperature: float | None = None  # this call's own (a resample); None: the configured one
 
@@ -87,7 +88,7 @@ class ModelCaller:
                                       stream=settings.stream, max_tokens=self.max_tokens,
                                       temperature=self.temperature if p.temperature is None else p.temperature,
                                       cache=self.wire_cache, purpose=purpose,
-                                      tool_choice=p.tool_choice, paths=p.paths,
+                                      tool_choice=p.tool_choice, paths=p.paths, path_tools=p.path_tools,
                                       held_back=p.held_back)
             state.api_calls += 1
             try:

@@ -17,6 +17,7 @@ from .config import Settings
 from .host import Host, PermissionOption, PermissionRequest
 from .outcome import OutcomeRecorder
 from .permissions import PermissionPolicy, options_for, remembered_key, what_it_is
+from .profile import GENERAL, ModelProfile
 from .tools.base import Rewrite, Tool, ToolContext, ToolFailure, ToolOutput
 from .tools.reads import ReadLedger
 from .types import Message
@@ -43,7 +44,7 @@ OPTIONS = (
 class ToolRunner:
     def __init__(self, *, settings: Settings, host: Host, root: Path, session_id: str, policy: PermissionPolicy,
                  updates: UpdateSender, checkpoints: Checkpoints, context_window: Callable[[], int],
-                 sandbox: CommandSandbox | None = None, small_model: bool = False) -> None:
+                 sandbox: CommandSandbox | None = None, profile: ModelProfile = GENERAL) -> None:
         self.host = host
         self.root = root
         self.policy = policy
@@ -56,7 +57,7 @@ class ToolRunner:
         self._context_window = context_window
         self._api_key = settings.api_key
         self._sandbox = sandbox
-        self._small_model = small_model
+        self._profile = profile
         self._hints: HintTracker | None = None
         self._secret_env: tuple[str, ...] | None = None  # read once per turn
         self._edited: list[Path] = []  # the files this turn's edits changed (the diagnostics tool reads it)
@@ -108,7 +109,7 @@ class ToolRunner:
                            output_limit=self.output_limit, ask_permission=ask, checkpoint=checkpoint,
                            send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
                            sandbox=self._sandbox, edited=self._edited, reads=self.reads,
-                           changed=outcome.after_change, small_model=self._small_model, rewrite=rewrite,
+                           changed=outcome.after_change, profile=self._profile, rewrite=rewrite,
                            request=request)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None,

@@ -38,7 +38,7 @@ QUESTION = "What does README.md say?"
 def prompts(workspace: Path) -> dict[str, tuple[str, list[dict[str, Any]]]]:
     registry = ToolRegistry()
     full = registry.schemas()
-    compact = CompactSchemas().of(id(registry), registry.version, full)
+    compact = CompactSchemas().of(registry)
     general = build_system_prompt(root=workspace, root_context=None, tool_names=registry.names)
     small = compact_system_prompt(root=workspace, root_context=None, extra=None, files=listed_files(workspace))
     return {"general": (general, full), "compact": (small, compact)}

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..tools.base import Tool
 
 _INTRO = """\
 You are agentls, a coding agent working inside the user's code editor. You help with software \
@@ -29,19 +33,19 @@ _GENERAL = (
     "or run. Do not paste whole files the user can already see in the editor."),
 )
 
-# Guidelines that only make sense when the named tool is available.
-_TOOL_GUIDES: tuple[tuple[str, str], ...] = (
-    ("read_file", ("Use `read_file` (with `offset`/`limit` for big files) instead of printing files "
-                  "in the terminal; it sees the editor's unsaved buffers.")),
-    ("edit_file", ("Prefer `edit_file` for small changes: `old_string` must match the file exactly "
-                  "(whitespace included) and be unique, so include enough surrounding lines.")),
-    ("write_file", "Use `write_file` only to create a file or replace most of one."),
-    ("search_files", "Use `search_files` (a regex, optionally a `glob`) to find code."),
-    ("terminal", ("Run tests, builds and other commands with `terminal`; check the exit code and "
-                 "output, and run the relevant tests after a change when the project has them. "
-                 "Avoid long-running or interactive commands.")),
-    ("todo", "For multi-step work, keep a short plan with `todo` and update it as you go."),
-)
+# The order of the built-in tools' guides (each tool carries its own: ``Tool.guide``); any other tool's
+# guide follows them, in the registry's order.
+_GUIDE_ORDER = ("read_file", "edit_file", "write_file", "search_files", "terminal", "todo")
+
+
+def _guides(tools: Sequence[Tool] | None, names: set[str]) -> list[str]:
+    if tools is None:
+        from ..tools.registry import BUILTIN_TOOLS
+
+        tools = BUILTIN_TOOLS
+    rank = {name: i for i, name in enumerate(_GUIDE_ORDER)}
+    ordered = sorted(tools, key=lambda t: rank.get(t.name, len(rank)))
+    return [t.guide for t in ordered if t.guide and (not names or t.name in names)]
 
 
 def _bullets(lines: Sequence[str]) -> str:
@@ -54,15 +58,16 @@ def build_system_prompt(
     root_context: str | None,
     extra: str | None = None,
     tool_names: Sequence[str] = (),
+    tools: Sequence[Tool] | None = None,
 ) -> str:
     """The system prompt for a session rooted at ``root``.
 
     ``root_context`` is the project's instruction file (``load_root_context``), shown in a
     delimited section; ``extra`` (a caller's own system message) comes last; ``tool_names``, when
-    given, limits the tool-specific guidelines to the tools that exist. Deterministic.
+    given, limits the tool-specific guidelines to the tools that exist; ``tools`` carry them (``Tool.guide``;
+    None: the built-in tools). Deterministic.
     """
-    names = set(tool_names)
-    guides = [text for tool, text in _TOOL_GUIDES if not names or tool in names]
+    guides = _guides(tools, set(tool_names))
     sections = [
         _INTRO,
         f"Workspace root: {root}",

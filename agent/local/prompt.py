@@ -18,10 +18,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..tools.base import Tool
 from ..tools.described import ACCEPTED_EDIT, DESCRIBED_EDIT
 from ..tools.paths import workspace_files
+
+if TYPE_CHECKING:
+    from ..tools.registry import ToolRegistry
 
 MAX_LISTED_FILES = 40
 ALL_FILES = "Files in the workspace (all of them):"  # then list_dir is not offered: the listing is complete
@@ -39,19 +43,6 @@ _RULES = (
     "result showed you.",
     "When you are done, give a short final answer.",
 )
-
-SHORT_DESCRIPTIONS = {
-    "read_file": "Read a file (numbered lines).",
-    "write_file": "Create a new file with this content (overwriting a file replaces all of it).",
-    "edit_file": "Change a file: say in words what to change; you get the diff of what was changed.",
-    "list_dir": "List a directory.",
-    "search_files": "Search file contents for a regex (lowercase: any case).",
-    "terminal": "Run a shell command in the workspace.",
-    "todo": "Set the task plan.",
-    "diagnostics": "The errors and warnings the editor shows for a file.",
-    "fetch_url": "Fetch a web page as Markdown.",
-}
-
 
 def file_listing(files: Sequence[str], limit: int = MAX_LISTED_FILES) -> str:
     shown = list(files[:limit])
@@ -96,34 +87,30 @@ def grammar_paths(files: list[str]) -> list[str] | None:
     return files if 0 < len(files) <= MAX_GRAMMAR_FILES else None
 
 
-# Arguments the small model is offered for each built-in tool (a subset: fewer ways to go wrong, fewer
-# tokens). Arguments left out keep their defaults; ``todo`` is not offered at all.
-KEPT_ARGUMENTS = {"read_file": ("path",), "write_file": ("path", "content"), "list_dir": ("path",),
-                  "search_files": ("pattern", "path"), "terminal": ("command",), "diagnostics": ("path",),
-                  "fetch_url": ("url",)}
-HIDDEN_TOOLS = frozenset({"todo"})
-# Tools the small model is shown with other parameters than the registry's, and what its calls of them are
-# validated against.
+# Tools the small model is shown with other parameters than the registry's (its edits are said in words: the
+# profile's ``described_edits``), and what its calls of them are validated against. Which arguments of the other
+# tools it is offered, and their one-line descriptions, each tool says itself (``Tool.short``,
+# ``Tool.small_arguments``, ``Tool.small_offered``).
 SHOWN_PARAMETERS: dict[str, dict[str, Any]] = {"edit_file": DESCRIBED_EDIT}
 VALIDATED_PARAMETERS: dict[str, dict[str, Any]] = {"edit_file": ACCEPTED_EDIT}
 
 
-def _compact(schema: dict[str, Any]) -> dict[str, Any] | None:
-    out = copy.deepcopy(schema)
-    fn = out.get("function", {})
-    name = fn.get("name")
-    if name in HIDDEN_TOOLS:
+def _compact(tool: Tool) -> dict[str, Any] | None:
+    if not tool.small_offered:
         return None
-    if name in SHORT_DESCRIPTIONS:
-        fn["description"] = SHORT_DESCRIPTIONS[name]
+    out = copy.deepcopy(tool.schema())
+    fn = out["function"]
+    name = tool.name
+    if tool.short:
+        fn["description"] = tool.short
     if name in SHOWN_PARAMETERS:
         fn["parameters"] = copy.deepcopy(SHOWN_PARAMETERS[name])
     params = fn.get("parameters")
     if isinstance(params, dict):
         params.pop("additionalProperties", None)
         props = params.get("properties") or {}
-        if name in KEPT_ARGUMENTS:
-            kept = KEPT_ARGUMENTS[name]
+        kept = tool.small_arguments
+        if kept is not None and name not in SHOWN_PARAMETERS:
             props = {k: v for k, v in props.items() if k in kept}
             params["properties"] = props
             if "required" in params:
@@ -147,10 +134,9 @@ class CompactSchemas:
         self._key: tuple[int, int, frozenset[str]] | None = None
         self._schemas: list[dict[str, Any]] = []
 
-    def of(self, registry_id: int, version: int, schemas: list[dict[str, Any]],
-           hidden: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-        if self._key != (registry_id, version, hidden):
-            self._key = (registry_id, version, hidden)
-            self._schemas = [c for c in (_compact(s) for s in schemas)
+    def of(self, registry: ToolRegistry, hidden: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+        if self._key != (id(registry), registry.version, hidden):
+            self._key = (id(registry), registry.version, hidden)
+            self._schemas = [c for c in (_compact(t) for t in registry.tools())
                              if c is not None and c["function"]["name"] not in hidden]
         return self._schemas

@@ -96,7 +96,7 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: li
     assert tool is not None and args is not None
     call_id = p.call["id"]
     await parts.updates.send(events.tool_call_update(call_id, status="in_progress"))
-    if parts.views.small_model:  # its edits are said in words (tools/described.py): the model writes the text
+    if parts.profile.described_edits:  # its edits are said in words (tools/described.py): the model writes the text
         out = await parts.tools.run(tool, args, call_id, turn.task_id, rewriter(parts, turn, p.call),
                                     request_text(parts))
     else:

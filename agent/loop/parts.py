@@ -10,6 +10,7 @@ from ..compactor import Compactor
 from ..conversation import Conversation
 from ..host import Host
 from ..model_caller import ModelCaller
+from ..profile import ModelProfile
 from ..titles import Titles
 from ..tool_runner import ToolRunner
 from ..tool_views import ToolViews
@@ -26,6 +27,7 @@ class TurnParts:
     tools: ToolRunner  # one tool call: context, permissions, time limit
     registry: ToolRegistry
     views: ToolViews  # the tools as the model sees them (compact for the local model)
+    profile: ModelProfile  # what differs for this model (agent/profile.py): the loop asks it, never a flag
     control: TurnControl  # interrupts and steers from other tasks
     updates: UpdateSender  # to the editor
     titles: Titles

@@ -1,7 +1,7 @@
 """A small model gets the files its request names before its first step.
 
 Asked to change ``greet.py``, a 1.5B model edits at once, with an ``old_string`` it made up from what such
-a file usually holds; told to read first, it often cannot recover. So for ``small_model`` the turn opens
+a file usually holds; told to read first, it often cannot recover. So for a small model (``ModelProfile.preread``) the turn opens
 with the agent's own ``read_file`` round for the workspace files the user's message names (by path, or by a
 file name only one file has; at most ``MAX_FILES``). It runs like any tool round (the editor shows the
 reads, the read-before-overwrite rule counts them, the transcript keeps them) and is marked
@@ -53,7 +53,7 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     conversation = parts.conversation
     messages = conversation.messages
     request = conversation.turn_request()
-    if not parts.views.small_model or "read_file" not in parts.registry.names or request is None:
+    if not parts.profile.preread or "read_file" not in parts.registry.names or request is None:
         return
     text = text_of(request)
     if not _TOKEN.search(text) or _RUN.search(text):

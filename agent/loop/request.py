@@ -53,11 +53,11 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
         return "none"
     messages = parts.conversation.messages
     last = messages[-1] if messages else None
-    if not parts.views.json_mode or last is None or last.get("role") != "tool":
+    if not parts.profile.json_tools or last is None or last.get("role") != "tool":
         return None
     if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
-    if not parts.views.small_model or (failed := _edit_failed(last)) is None:
+    if not parts.profile.must_act or (failed := _edit_failed(last)) is None:
         return None
     if failed and sum(1 for m in messages[parts.conversation.turn_user or 0:] if _edit_failed(m)) <= EDIT_RETRIES:
         return "required"  # a small model gives up, or claims the change, right after a failed edit
@@ -79,7 +79,7 @@ def _edit_failed(message: Message) -> bool | None:
 def held_back(parts: TurnParts, turn: TurnState) -> tuple[str, ...]:
     """A small model's request that names only existing files and asks to create nothing: write_file is left
     out of the grammar (it otherwise "rewrites" a named file with junk, a wasted step at best)."""
-    return ("write_file",) if parts.views.small_model and turn.changes_only else ()
+    return ("write_file",) if parts.profile.must_act and turn.changes_only else ()
 
 
 def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user: str | None = None,
@@ -91,4 +91,5 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
                       view(conversation.messages, turn, conversation.turn_user, extra_user, extra_messages),
                       conversation.messages),
                   tools=parts.views.schemas() if tools else (), tool_choice=tool_choice(parts, turn, tools),
-                  paths=paths, temperature=temperature, held_back=held_back(parts, turn))
+                  paths=paths, path_tools=parts.views.path_tools if paths else (), temperature=temperature,
+                  held_back=held_back(parts, turn))

@@ -3,8 +3,9 @@
 At temperature 0 a 1.5B model that sent a failing call often sends it again word for word, whatever the
 error said: the same context leads to the same tokens. When the reply repeats a call of the previous
 round that failed (same tool, same arguments as parsed JSON), the model is asked again for this step at
-``TEMPERATURE``, up to ``MAX_RESAMPLES`` times; only the reply that is kept joins the transcript. The loop
-guard (agent/outcome.py) still stops a call that keeps coming back. Only for ``small_model``.
+``TEMPERATURE``, up to ``resamples`` times; only the reply that is kept joins the transcript. The loop
+guard (agent/outcome.py) still stops a call that keeps coming back. As often as the profile says
+(``ModelProfile.resamples``: a small model's, agent/profile.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from ..outcome import key_of_call
 from ..types import Message
 
 TEMPERATURE = 0.7
-MAX_RESAMPLES = 2
 
 
 def failed_calls(messages: list[Message]) -> set[str]:

@@ -87,7 +87,7 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         if partial is not None:
             extra_messages = [{"role": "assistant", "content": partial}]
         response = await call_model(parts, turn, extra_user=extra_user, extra_messages=extra_messages)
-        for _ in range(resample.MAX_RESAMPLES if parts.views.small_model else 0):
+        for _ in range(parts.profile.resamples):
             if not resample.repeats_failure(messages, response.message):
                 break
             response = await call_model(parts, turn, extra_user=extra_user, extra_messages=extra_messages,
@@ -137,7 +137,7 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
             message = {**message, "content": text}
         # A small model's answer that fills its output cap is a loop, not a long answer: it is not continued.
         if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS \
-                and not parts.views.small_model:
+                and parts.profile.continues_cut_answers:
             turn.continuations += 1
             partial = text
             extra_user = CONTINUE

@@ -38,8 +38,9 @@ async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
         if items and isinstance(items[0], dict) and items[0].get("role") == "system":
             system_message = system_message or str(items.pop(0).get("content") or "")
         conversation.replace(repair(items))
-    await conversation.ensure_system_prompt(system_message, parts.registry.names,
-                                            small_model=parts.views.small_model)
+    tools = parts.registry.tools()
+    await conversation.ensure_system_prompt(
+        system_message, lambda context, extra: parts.profile.system_prompt(conversation.root, context, extra, tools))
     if not parts.budget_shared:
         parts.budget.reset()
     conversation.start_turn(req.content)

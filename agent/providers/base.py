@@ -39,6 +39,7 @@ class ProviderRequest:
     # tool_mode "json": the workspace's files, to constrain the ``path`` of reading and editing tools in the
     # grammar (None: unconstrained). Never sent as text.
     paths: Sequence[str] | None = None
+    path_tools: Sequence[str] = ()  # the tools whose ``path`` ``paths`` constrains (``Tool.names_existing_file``)
     # tool_mode "json": tools the grammar does not offer this step (they stay listed: the prompt is unchanged).
     held_back: Sequence[str] = ()
 

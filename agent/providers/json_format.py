@@ -23,9 +23,6 @@ def _function_of(tool: ToolSchema) -> dict[str, Any]:
     return fn if isinstance(fn, dict) else {}
 
 
-PATH_TOOLS = frozenset({"read_file", "edit_file"})  # tools whose ``path`` must name an existing file
-
-
 def _constrain_path(parameters: dict[str, Any], paths: Sequence[str]) -> None:
     props = parameters.get("properties")
     if isinstance(props, dict) and isinstance(props.get("path"), dict):
@@ -33,13 +30,14 @@ def _constrain_path(parameters: dict[str, Any], paths: Sequence[str]) -> None:
 
 
 def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = True,
-                          paths: Sequence[str] | None = None) -> dict[str, Any]:
+                          paths: Sequence[str] | None = None, path_tools: Sequence[str] = ()) -> dict[str, Any]:
     """The ``response_format`` admitting one call of any of ``tools``, or ``final_answer {text}``
     (left out when ``allow_final`` is False: the model must act before it may answer).
 
     ``paths`` (the workspace's files, when there are few enough) becomes an ``enum`` for the ``path``
-    of ``read_file`` and ``edit_file``, so the grammar itself rules out invented paths (``write_file``
-    may still create new ones).
+    of the ``path_tools`` (those whose ``path`` names an existing file: ``read_file`` and ``edit_file``,
+    ``Tool.names_existing_file``), so the grammar itself rules out invented paths (``write_file`` may still
+    create new ones).
 
     ``anyOf`` over ``{name: const, arguments: <that tool's parameters>}``: the grammar then forces the
     arguments to match the chosen tool. Keep passing ``tools`` too, so the chat template describes them.
@@ -54,7 +52,7 @@ def build_response_format(tools: Sequence[ToolSchema], *, allow_final: bool = Tr
         seen.add(name)
         params = fn.get("parameters")
         params = copy.deepcopy(params) if isinstance(params, dict) else copy.deepcopy(_EMPTY_PARAMETERS)
-        if paths and name in PATH_TOOLS:
+        if paths and name in path_tools:
             _constrain_path(params, paths)
         if params.get("type") == "object":  # the grammar admits only the declared arguments
             params.setdefault("additionalProperties", False)

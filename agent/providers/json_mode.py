@@ -18,10 +18,10 @@ import uuid
 from collections.abc import Collection
 from typing import Any
 
-from .json_format import FINAL_ANSWER, PATH_TOOLS, SCHEMA_NAME, build_response_format
+from .json_format import FINAL_ANSWER, SCHEMA_NAME, build_response_format
 from ..types import ToolCall
 
-__all__ = ["FINAL_ANSWER", "JSON_MODE_SYSTEM_NOTE", "PATH_TOOLS", "SCHEMA_NAME", "FinalAnswerStream",
+__all__ = ["FINAL_ANSWER", "JSON_MODE_SYSTEM_NOTE", "SCHEMA_NAME", "FinalAnswerStream",
            "build_response_format", "extract_tool_calls", "new_call_id", "parse_json_reply"]
 
 JSON_MODE_SYSTEM_NOTE = (

@@ -114,7 +114,8 @@ class OpenAIProvider:
                 must_act = (self.act_first and turn_start) or request.tool_choice == "required"
                 offered = [t for t in request.tools if t.get("function", {}).get("name") not in request.held_back]
                 head["response_format"] = build_response_format(
-                    () if request.tool_choice == "none" else offered, allow_final=not must_act, paths=request.paths)
+                    () if request.tool_choice == "none" else offered, allow_final=not must_act, paths=request.paths,
+                    path_tools=request.path_tools)
         if request.max_tokens is not None:
             head["max_tokens"] = request.max_tokens
         if request.temperature is not None:

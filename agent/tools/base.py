@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..host import Host
+from ..profile import GENERAL, ModelProfile
 from .reads import ReadLedger
 from ..sandbox.session import CommandSandbox
 from ..types import SessionUpdate
@@ -59,9 +60,9 @@ class ToolContext:
     reads: ReadLedger | None = None
     # Told the new content of each file an edit changed (the turn's outcome record: agent/outcome.py).
     changed: Callable[[Path, str | None], None] | None = None
-    # A small model (docs/loop.md §9.7): an edit that would leave a parsable .py file unparsable is refused, and
-    # so is a write_file that looks like a fragment, however often it is sent.
-    small_model: bool = False
+    # The model's profile (agent/profile.py). ``guarded_writes`` (a small model, docs/loop.md §9.7): an edit that
+    # would leave a parsable .py file unparsable is refused, and so is a write_file that looks like a fragment.
+    profile: ModelProfile = GENERAL
     # A small model's edit_file {path, change} (agent/tools/described.py): asks the model, as this call's result,
     # for the new text (one more model call on the same transcript) and returns its reply. None: not offered.
     rewrite: Rewrite | None = None
@@ -83,6 +84,14 @@ class Tool:
     paths: Callable[[JsonObject], Sequence[str]] = lambda args: ()
     title: Callable[[JsonObject], str] = lambda args: ""
     timeout: float | None = 120.0  # None: the tool manages its own time limit
+    # How the tool reads to the model besides its schema (docs/architecture.md, "Tools"). Every built-in sets
+    # ``short`` and ``guide`` (tests/core/test_tool_texts.py); a tool without them is shown to a small model with
+    # its full description and has no line in the system prompt.
+    short: str | None = None  # the one-line description of a small model's compact schema
+    guide: str | None = None  # its line in the system prompt's "How to work" ("": none, the schema says it all)
+    small_arguments: tuple[str, ...] | None = None  # the arguments a small model is offered (None: all)
+    small_offered: bool = True  # offered to a small model at all
+    names_existing_file: bool = False  # its ``path`` names an existing file (the grammar's enum, tool_mode json)
 
     def schema(self) -> JsonObject:
         return {"type": "function",

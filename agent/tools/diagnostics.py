@@ -49,6 +49,7 @@ DIAGNOSTICS = Tool(
     kind="read", run=diagnostics, read_only=True,
     paths=lambda args: [args["path"]] if isinstance(args.get("path"), str) else [],
     title=lambda args: f"Diagnostics {args.get('path', '')}".strip(),
+    short="The errors and warnings the editor shows for a file.", small_arguments=("path",), guide="",
 )
 
 

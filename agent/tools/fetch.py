@@ -127,6 +127,7 @@ def make_fetch_tool(limits: FetchLimits | None = None) -> Tool:
             "required": ["url"], "additionalProperties": False},
         kind="fetch", run=run, timeout=None,
         title=lambda args: f"Fetch {args.get('url', '')}".strip(),
+        short="Fetch a web page as Markdown.", small_arguments=("url",), guide="",
     )
 
 

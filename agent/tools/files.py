@@ -93,24 +93,24 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolFailure("'content' must be a string")
-    content = unfenced(content, path.suffix) if ctx.small_model else content  # it wraps a file in a code block
+    content = unfenced(content, path.suffix) if ctx.profile.guarded_writes else content  # it wraps a file in a code block
     await disk_size(ctx, path)
     old = await read_current(ctx, path)
     rel = display(ctx.root, path)
-    if old is not None and ctx.small_model and ctx.rewrite is not None:  # it sends junk or a fragment as the file
+    if old is not None and ctx.profile.guarded_writes and ctx.rewrite is not None:  # it sends junk or a fragment as the file
         if overwrite.merge(old, content).text == old:
             return ToolOutput(f"{rel} already has exactly this content; nothing was written. If the change you "
                               "wanted is made, answer the user.")
         raise ToolFailure(f"{rel} already exists; write_file only creates new files. To change {rel}, call "
                           f'edit_file with its path and the change in words: {{"path": "{rel}", "change": "..."}}')
-    echo = advice.template_echo(content) if ctx.small_model else None
+    echo = advice.template_echo(content) if ctx.profile.guarded_writes else None
     if echo:
         raise ToolFailure(echo)
     if old is None:
         return with_note(await write_checked(ctx, path, old, content, "Created"), note)
     may_change(ctx, path, old, "overwrite", _shown(rel))
-    merged = overwrite.merge(old, content, small_model=ctx.small_model)  # keeps what the model did not mean to change (docs/loop.md §9.7)
-    if merged.fragment and ctx.small_model:  # never "confirmed": a small model repeats its call
+    merged = overwrite.merge(old, content, guarded=ctx.profile.guarded_writes)  # keeps what the model did not mean to change (docs/loop.md §9.7)
+    if merged.fragment and ctx.profile.guarded_writes:  # never "confirmed": a small model repeats its call
         choice = advice.region_choice(old, content)
         raise ToolFailure(merged.fragment + (f" {choice}" if choice else ""))
     if merged.fragment and ctx.reads is not None and not ctx.reads.confirmed(path, content):
@@ -118,7 +118,7 @@ async def write_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure(merged.fragment + overwrite.AGAIN)
     if merged.text == old:
         raise ToolFailure(f"{rel} already has this content; nothing changed")
-    broken = breaks_python(path, old, merged.text) if ctx.small_model else None
+    broken = breaks_python(path, old, merged.text) if ctx.profile.guarded_writes else None
     if broken:
         raise ToolFailure(f"this write was not made: it would break the Python syntax of {rel} ({broken})")
     out = await write_checked(ctx, path, old, merged.text, "Wrote")
@@ -181,7 +181,7 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     # Read first: a model that has not seen the file gets it with the refusal, whatever else is wrong.
     may_change(ctx, path, text, "edit", _shown(rel), exact_fit=exact == 1 or (replace_all and exact > 0))
     echo = matching.placeholder_echo(old_string, new_string) or (
-        advice.template_echo(new_string) if ctx.small_model else None)
+        advice.template_echo(new_string) if ctx.profile.guarded_writes else None)
     if echo:
         raise ToolFailure(echo)
     if old_string == new_string:
@@ -189,7 +189,7 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure("'old_string' and 'new_string' are the same; nothing to change. new_string must be the "
                           "text of old_string with the change made." + (f"\n{block}" if block else ""))
     new_text, found = _replace(text, old_string, new_string, replace_all, rel)
-    broken = breaks_python(path, text, new_text) if ctx.small_model else None
+    broken = breaks_python(path, text, new_text) if ctx.profile.guarded_writes else None
     if broken:
         choices = advice.syntax_choices(text, old_string, new_string, found.spans)
         raise ToolFailure(f"this edit was not made: it would break the Python syntax of {rel} ({broken}). "
@@ -204,7 +204,7 @@ async def edit_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
 
     out = await write_checked(ctx, path, text, new_text, "Edited", redo)
     base, found = last[0]
-    if not out.is_error and ctx.small_model:
+    if not out.is_error and ctx.profile.guarded_writes:
         renamed = advice.still_used(old_string, new_string, matching.apply(base, found.spans))
         if renamed:
             out.text += "\n" + renamed
@@ -237,6 +237,9 @@ READ_FILE = Tool(
         "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}},
         "required": ["path"], "additionalProperties": False},
     kind="read", run=read_file, read_only=True, paths=_path_of, title=_title("Read"),  # type: ignore[arg-type]
+    short="Read a file (numbered lines).", small_arguments=("path",), names_existing_file=True,
+    guide="Use `read_file` (with `offset`/`limit` for big files) instead of printing files in the terminal; it "
+          "sees the editor's unsaved buffers.",
 )
 WRITE_FILE = Tool(
     name="write_file",
@@ -247,6 +250,8 @@ WRITE_FILE = Tool(
         "content": {"type": "string", "description": "The complete new content of the file"}},
         "required": ["path", "content"], "additionalProperties": False},
     kind="edit", run=write_file, paths=_path_of, title=_title("Write"),  # type: ignore[arg-type]
+    short="Create a new file with this content (overwriting a file replaces all of it).",
+    small_arguments=("path", "content"), guide="Use `write_file` only to create a file or replace most of one.",
 )
 EDIT_FILE = Tool(
     name="edit_file",
@@ -261,4 +266,8 @@ EDIT_FILE = Tool(
         "required": ["path", "old_string", "new_string"], "additionalProperties": False},
     kind="edit", run=edit_file, paths=_path_of, title=_title("Edit"),  # type: ignore[arg-type]
     timeout=300.0,  # a small model's edit said in words waits for the model to write the text (described.py)
+    short="Change a file: say in words what to change; you get the diff of what was changed.",
+    names_existing_file=True,  # its small-model arguments are the described edit's (agent/local/prompt.py)
+    guide="Prefer `edit_file` for small changes: `old_string` must match the file exactly (whitespace included) "
+          "and be unique, so include enough surrounding lines.",
 )

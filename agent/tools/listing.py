@@ -214,6 +214,7 @@ LIST_DIR = Tool(
         "additionalProperties": False},
     kind="read", run=list_dir, read_only=True, paths=_path_or_root,
     title=lambda a: f"List {a.get('path') or '.'}",
+    short="List a directory.", small_arguments=("path",), guide="",
 )
 SEARCH_FILES = Tool(
     name="search_files",
@@ -227,4 +228,6 @@ SEARCH_FILES = Tool(
         "required": ["pattern"], "additionalProperties": False},
     kind="search", run=search_files, read_only=True, paths=_path_or_root,
     title=lambda a: f"Search {a.get('pattern', '')!s}" + (f" in {a['path']}" if a.get("path") else ""),
+    short="Search file contents for a regex (lowercase: any case).", small_arguments=("pattern", "path"),
+    guide="Use `search_files` (a regex, optionally a `glob`) to find code.",
 )

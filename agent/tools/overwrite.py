@@ -10,7 +10,8 @@ quote styles or send only the lines they added. The rules, in order:
 3. **Dropped content.** A write that looks like a fragment (it would remove at least 2 non-blank lines
    and more than half of them, and is less than half as long) is refused once, with the lines it
    would remove; the model should send the whole file or use ``edit_file``. The same write sent again
-   unchanged goes through, except from a small model (``ToolContext.small_model``), which repeats itself.
+   unchanged goes through, except from a small model (``guarded``: its profile's ``guarded_writes``), which
+   repeats itself.
    A small model's overwrite is also refused when it would drop ``SMALL_MODEL_LOST`` non-blank lines or
    more, whatever the file's size: it rewrites whole files from memory, and junk it added earlier must
    not make a later cut look small.
@@ -43,7 +44,7 @@ def _nonblank(lines: list[str]) -> int:
     return sum(1 for line in lines if line.strip())
 
 
-def merge(old: str, new: str, *, small_model: bool = False) -> Merged:
+def merge(old: str, new: str, *, guarded: bool = False) -> Merged:
     crlf = "\r\n" in old and "\r\n" not in new
     body = new.replace("\r\n", "\n")
     old_lines = old.replace("\r\n", "\n").split("\n")
@@ -73,18 +74,18 @@ def merge(old: str, new: str, *, small_model: bool = False) -> Merged:
         text = text[:-1]
     if crlf:
         text = text.replace("\n", "\r\n")
-    return Merged(text, notes, _fragment(old_lines, new_lines, small_model))
+    return Merged(text, notes, _fragment(old_lines, new_lines, guarded))
 
 
 SMALL_MODEL_LOST = 3  # non-blank lines a small model's overwrite may not drop (it should use edit_file)
 
 
-def _fragment(old_lines: list[str], new_lines: list[str], small_model: bool) -> str | None:
+def _fragment(old_lines: list[str], new_lines: list[str], guarded: bool) -> str | None:
     kept = {x.strip() for x in new_lines if x.strip()}
     lost = [(n, x) for n, x in enumerate(old_lines, start=1) if x.strip() and x.strip() not in kept]
     before, after = _nonblank(old_lines), _nonblank(new_lines)
     looks_cut = len(lost) >= 2 and 2 * len(lost) > before and 2 * after < before
-    if not looks_cut and not (small_model and len(lost) >= SMALL_MODEL_LOST):
+    if not looks_cut and not (guarded and len(lost) >= SMALL_MODEL_LOST):
         return None
     first, last = lost[0][0], lost[-1][0]
     return (f"this write_file would delete {len(lost)} of the file's {before} non-blank lines (between lines "

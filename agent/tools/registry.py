@@ -37,6 +37,9 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
     @property
     def names(self) -> list[str]:
         return list(self._tools)

@@ -101,4 +101,7 @@ TERMINAL = Tool(
     kind="execute", run=terminal, timeout=None,
     paths=lambda a: [a["cwd"]] if isinstance(a.get("cwd"), str) and a.get("cwd") else [],
     title=lambda a: str(a.get("command", ""))[:120],
+    short="Run a shell command in the workspace.", small_arguments=("command",),
+    guide="Run tests, builds and other commands with `terminal`; check the exit code and output, and run the "
+          "relevant tests after a change when the project has them. Avoid long-running or interactive commands.",
 )

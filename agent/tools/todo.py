@@ -40,4 +40,6 @@ TODO = Tool(
         "required": ["content", "status"]}}},
         "required": ["items"], "additionalProperties": False},
     kind="think", run=todo, read_only=False, title=lambda a: "Update plan",
+    short="Set the task plan.", small_offered=False,
+    guide="For multi-step work, keep a short plan with `todo` and update it as you go.",
 )

@@ -121,7 +121,7 @@ async def write_checked(ctx: ToolContext, path: Path, old: str | None, new: str,
     summary = change_summary(base, content)
     extra = "".join(f"; {note}" for note in notes)
     text = f"{verb} {rel} ({summary}{extra})"
-    if ctx.small_model and base is not None:  # it otherwise goes on "improving" a finished change (placed first:
+    if ctx.profile.guarded_writes and base is not None:  # it otherwise goes on "improving" a finished change (placed first:
         text += " " + advice.DONE  # it repeats what comes last in its answer; a new file needs no such advice)
     if base is not None:
         text += "\n" + overwrite.unified(base, content, rel)

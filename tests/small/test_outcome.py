@@ -270,12 +270,12 @@ def test_small_model_and_the_local_output_cap_come_from_settings(tmp_path: Path)
         return agent_from_settings(Settings(**kw), workspace=tmp_path)
 
     remote = build(model="gpt-x", base_url="http://127.0.0.1:9/v1", small_model=True)
-    assert remote.profile.small and "edit_file" in remote.registry.names
-    assert not build(model="gpt-x", base_url="http://127.0.0.1:9/v1").profile.small
+    assert remote.profile.name == "small" and "edit_file" in remote.registry.names
+    assert build(model="gpt-x", base_url="http://127.0.0.1:9/v1").profile.name == "general"
     local = build(model="local")
-    assert local.profile.small and local._parts.caller.max_tokens == 2048 and local._parts.caller.temperature == 0
+    assert local.profile.name == "small" and local._parts.caller.max_tokens == 2048 and local._parts.caller.temperature == 0
     assert build(model="local", max_tokens=300)._parts.caller.max_tokens == 300
-    assert build(model="local", small_model=False).profile.small is False
+    assert build(model="local", small_model=False).profile.name == "general"
     assert not local.profile.model_titles and not local.profile.delegate and remote.profile.model_titles
 
 

@@ -160,8 +160,8 @@ def test_a_small_models_overwrite_may_not_drop_three_lines_however_big_the_file(
     old = "".join(f"line {i}\n" for i in range(7)) + "# junk\n" * 7
     new = "line 0\nline 1\n# junk\n"
     assert overwrite.merge(old, new).fragment is None  # 5 of 14 distinct-or-not lines: not "most of the file"
-    assert overwrite.merge(old, new, small_model=True).fragment is not None
-    assert overwrite.merge(old, old.replace("line 3", "line three"), small_model=True).fragment is None
+    assert overwrite.merge(old, new, guarded=True).fragment is not None
+    assert overwrite.merge(old, old.replace("line 3", "line three"), guarded=True).fragment is None
 
 
 async def test_a_small_models_landed_edit_says_to_stop_when_done(make_agent: AgentFactory, srv: ScriptedServer,

@@ -44,8 +44,8 @@ def test_listing_is_bounded(tmp_path: Path) -> None:
 def test_compact_schemas_are_smaller_and_stable() -> None:
     registry = ToolRegistry()
     compact = CompactSchemas()
-    schemas = compact.of(id(registry), registry.version, registry.schemas())
-    assert schemas is compact.of(id(registry), registry.version, registry.schemas())  # byte-stable requests
+    schemas = compact.of(registry)
+    assert schemas is compact.of(registry)  # byte-stable requests
     names = [s["function"]["name"] for s in schemas]
     assert "todo" not in names and "edit_file" in names
     read = next(s for s in schemas if s["function"]["name"] == "read_file")
@@ -76,6 +76,5 @@ def test_list_dir_is_not_offered_when_the_prompt_lists_every_file(workspace: Pat
     big = compact_system_prompt(root=tmp_path, root_context=None, extra=None, files=listed_files(tmp_path))
     assert hidden_tools(small) == {"list_dir"} and hidden_tools(big) == frozenset()
     registry = ToolRegistry()
-    names = [s["function"]["name"] for s in CompactSchemas().of(id(registry), registry.version, registry.schemas(),
-                                                                 hidden_tools(small))]
+    names = [s["function"]["name"] for s in CompactSchemas().of(registry, hidden_tools(small))]
     assert "list_dir" not in names and "read_file" in names
