@@ -94,3 +94,22 @@ async def test_a_child_agent_is_one_line_and_shares_endpoint_budget_and_host(
         assert child.session_id != parent.session_id and child.host is parent.host
     finally:
         await child.close()
+
+
+async def test_a_child_evolved_to_a_small_model_gets_the_small_profile(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    from agentls.agent.profile import GENERAL, SMALL
+
+    parent = make_agent()
+    child = AIAgent(settings=parent.settings.evolve(small_model=True), host=parent.host, workspace=parent.root)
+    try:
+        assert parent.profile == GENERAL and child.profile == SMALL
+        assert parent.profile.delegate and not child.profile.delegate
+        srv.push(text("hello"))
+        await child.run_conversation("hi")
+        (request,) = srv.requests
+        assert request.body["messages"][0]["content"].startswith("You are agentls, a coding agent. You work in")
+        shown = {t["function"]["name"]: t["function"]["description"] for t in request.body["tools"]}
+        assert shown["read_file"] == "Read a file (numbered lines)." and "todo" not in shown
+    finally:
+        await child.close()
