@@ -105,3 +105,20 @@ def test_tool_table_matches_the_registry() -> None:
     fields = ", ".join(n if n in item["required"] else f"{n}?" for n in item["properties"])
     assert f"{{{fields}}}" in rows["todo"]
     assert all(f"`{s}`" in rows["todo"] for s in item["properties"]["status"]["enum"])
+
+
+def test_the_construction_table_names_every_parameter_and_setting() -> None:
+    """§1.1 lists every parameter of ``AIAgent`` and every setting it takes (those read only while the settings
+    are loaded, ``api_key_env`` and ``trust_workspace_config``, are the README's)."""
+    import inspect
+    from dataclasses import fields
+
+    from agentls.agent import AIAgent
+    from agentls.agent.config import Settings
+
+    section = LOOP[LOOP.index("### 1.1 Construction"):LOOP.index("### 1.2")]
+    listed = {name for row in re.findall(r"^\| ((?:`[a-z_]+`(?:, )?)+) \|", section, re.MULTILINE)
+              for name in re.findall(r"`([a-z_]+)`", row)}
+    wanted = set(inspect.signature(AIAgent).parameters) - {"self", "options"}
+    wanted |= {f.name for f in fields(Settings)} - {"sources", "warnings", "api_key_env", "trust_workspace_config"}
+    assert wanted - listed == set()
