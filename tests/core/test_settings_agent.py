@@ -113,3 +113,27 @@ async def test_a_child_evolved_to_a_small_model_gets_the_small_profile(
         assert shown["read_file"] == "Read a file (numbered lines)." and "todo" not in shown
     finally:
         await child.close()
+
+
+@pytest.mark.parametrize(("changes", "key", "problem"), [
+    ({"max_iterations": float("nan")}, "max_iterations", "must be a whole number"),
+    ({"request_timeout": float("inf")}, "request_timeout", "finite"),
+    ({"context_window": 10 ** 400}, "context_window", "digit number"),
+    ({"model": 123}, "model", "must be a string"),
+    ({"base_url": "file:///etc/passwd"}, "base_url", "http(s) URL"),
+    ({"sources": {"model": "forged"}}, "sources", "not a known setting"),
+    ({"warnings": ()}, "warnings", "not a known setting"),
+])
+def test_evolve_refuses_what_a_confused_caller_or_model_might_pass(changes: dict[str, object], key: str,
+                                                                   problem: str) -> None:
+    parent = Settings(model="m")
+    with pytest.raises(ConfigError) as bad:
+        parent.evolve(**changes)
+    assert bad.value.key == key and problem in str(bad.value)
+    assert parent == Settings(model="m")  # nothing half-applied
+
+
+def test_evolve_converts_as_a_file_would() -> None:
+    child = Settings().evolve(fallback_models="a, b", stream="false", sandbox_network=True, maxTokens="300")
+    assert (child.fallback_models, child.stream, child.sandbox_network, child.max_tokens) == (("a", "b"), False,
+                                                                                             "on", 300)
