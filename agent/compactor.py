@@ -30,7 +30,7 @@ AFTER_TURN: dict[str, Any] = {}  # a queued compression's answer when its turn e
 
 class Compactor:
     def __init__(self, conversation: Conversation, caller: ModelCaller, updates: UpdateSender,
-                 registry: ToolRegistry, threshold: float = 0.5) -> None:
+                 registry: ToolRegistry, threshold: float) -> None:
         self.threshold = threshold
         self._conversation = conversation
         self._caller = caller

@@ -62,7 +62,7 @@ def what_it_is(action: str) -> str:
 
 
 class PermissionPolicy:
-    def __init__(self, mode: str = "ask", *, allow_dangerous: bool = False) -> None:
+    def __init__(self, mode: str, *, allow_dangerous: bool = False) -> None:
         self.mode = mode
         self.allow_dangerous = allow_dangerous
         self._always_allow: set[str] = set()
