@@ -10,20 +10,29 @@ import pytest
 
 AGENT = Path(__file__).resolve().parents[2] / "agent"
 LOOP = sorted((AGENT / "loop").glob("*.py"))
-PARTS = ["checkpoints", "compactor", "conversation", "endpoints", "model_caller", "titles", "tool_runner",
-         "turn_control", "updates"]
+PARTS = ["checkpoints", "compactor", "conversation", "endpoints", "model_caller", "profile", "titles", "tool_runner",
+         "tool_views", "turn_control", "updates"]
 
 
 def _imports(path: Path) -> set[str]:
-    """Every module a file imports, TYPE_CHECKING blocks and function bodies included."""
+    """Every module a file imports, TYPE_CHECKING blocks and function bodies included; a relative import
+    (``from ..loop import x``) as its absolute name (``agentls.agent.loop.x``)."""
+    package = ["agentls", "agent", *path.relative_to(AGENT).parent.parts]
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else node.module or ""
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
+
+
+def test_relative_imports_are_read_as_absolute_names() -> None:
+    assert "agentls.agent.loop.parts.TurnParts" in _imports(AGENT / "loop" / "dispatch.py")
+    assert "agentls.agent.config.Settings" in _imports(AGENT / "profile.py")
 
 
 @pytest.mark.parametrize("path", LOOP, ids=[p.name for p in LOOP])
