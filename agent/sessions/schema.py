@@ -122,7 +122,14 @@ async def migration_2(conn: aiosqlite.Connection) -> None:
     await conn.execute(SCHEMA)
 
 
-MIGRATIONS: tuple[Migration, ...] = (migration_1, migration_2)
+async def migration_3(conn: aiosqlite.Connection) -> None:
+    """Fork links and the state each checkpointed turn left its file in (``agentls.agent.sessions.tree``)."""
+    from .tree import migration_3 as tree_migration
+
+    await tree_migration(conn)
+
+
+MIGRATIONS: tuple[Migration, ...] = (migration_1, migration_2, migration_3)
 
 
 async def current_version(conn: aiosqlite.Connection) -> int:

@@ -25,7 +25,7 @@ import anyio
 import platformdirs
 
 from . import checkpoints as cp
-from . import lease
+from . import lease, tree
 from .checkpoints import Checkpoint
 from .lease import LeaseHolder, SessionBusy
 from .opening import StoreReadOnly, open_database, read_only_error
@@ -189,11 +189,19 @@ class SessionStore:
         async with self._write() as conn:
             await conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*args, session_id))
 
-    async def delete_session(self, session_id: str) -> None:
-        """The session, its messages (and their index entries) and its checkpoints."""
+    async def delete_session(self, session_id: str) -> list[str]:
+        """The session and its child sessions, their messages (and index entries) and checkpoints; the ids removed."""
         async with self._write() as conn:
-            await conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            await conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return await tree.delete(conn, session_id)
+
+    async def fork_session(self, source_id: str, new_id: str, *, keep: int | None = None, title: str) -> int:
+        """A new session with the first ``keep`` active messages of ``source_id`` (all when None), linked to it."""
+        async with self._write() as conn:
+            return await tree.fork(conn, source_id, new_id, keep=keep, title=title)
+
+    async def fork_origin(self, session_id: str) -> str | None:
+        async with self._read() as conn:
+            return await tree.origin(conn, session_id)
 
     async def list_sessions(self, *, cwd: str | Path | None = None, query: str | None = None, limit: int = 50,
                             cursor: str | None = None) -> tuple[list[SessionRecord], str | None]:
@@ -317,6 +325,19 @@ class SessionStore:
         of them. Those checkpoints are removed, so undo can go further back next time."""
         async with self._write() as conn:
             return await cp.pop(conn, session_id, turns)
+
+    async def record_after(self, session_id: str, turn: int, path: str, content: str | None) -> None:
+        """What ``turn``'s edit left in ``path`` (None: deleted), so a rewind can see a later edit by someone else."""
+        async with self._write() as conn:
+            await tree.record_after(conn, session_id, turn, path, content)
+
+    async def rewind_files(self, session_id: str, turn: int, *, drop: bool = False) -> list[tree.FileRewind]:
+        """Every file changed in ``turn`` or later, before and after; ``drop`` removes those checkpoints."""
+        async with self._write() as conn:
+            files = await tree.since(conn, session_id, turn)
+            if drop:
+                await tree.drop_since(conn, session_id, turn)
+            return files
 
     async def checkpoint_turns(self, session_id: str) -> list[int]:
         async with self._read() as conn:
