@@ -22,10 +22,12 @@ from .host import Host
 from .loop.parts import TurnParts
 from .loop.turn import TurnRequest, run_turn
 from .model_caller import ModelCaller
+from .paths import Workspace
 from .permissions import PermissionPolicy
 from .profile import ModelProfile
 from .prompt_blocks import normalize_prompt
 from .result import TurnResult
+from .rewind import RewindResult, rewind
 from .sandbox.policy import config_from
 from .sandbox.session import CommandSandbox, outside_key
 from .titles import Titles
@@ -66,7 +68,7 @@ class AIAgent:
         self.settings = s = with_keywords(KEYWORD_DEFAULTS if settings is None else settings, options)
         self.profile = profile = ModelProfile.of(s)
         self.session_id = session_id or uuid.uuid4().hex
-        self.root = Path(workspace).resolve()
+        self.root = Workspace(Path(workspace).resolve())  # extra roots: set_extra_roots
         self.host: Host = host if host is not None else DiskHost(self.root, on_update)
         self.policy = PermissionPolicy(s.approval, allow_dangerous=s.allow_dangerous)
         self.sandbox = CommandSandbox(config_from(s.sandbox, s.sandbox_network, s.sandbox_writable), self.root,
@@ -93,6 +95,7 @@ class AIAgent:
                                                  use_model=profile.model_titles),
             budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=s.max_iterations,
             trajectory_path=Path(s.trajectory_path) if s.trajectory_path else None)
+        self._parts.tools.on_mode = self.set_mode
         self._ready = False
         self._closed = False
 
@@ -106,6 +109,14 @@ class AIAgent:
         """The model of the next call (a client's model picker may change it between turns)."""
         self._endpoints.model = value
         self.settings = replace(self.settings, model=value)  # a child built from these settings uses it too
+
+    @property
+    def thinking_budget(self) -> int | None:
+        return self._endpoints.thinking_budget
+
+    @thinking_budget.setter
+    def thinking_budget(self, value: int | None) -> None:
+        self._endpoints.thinking_budget = value
 
     @property
     def provider_name(self) -> str:
@@ -222,6 +233,32 @@ class AIAgent:
             await self._setup()
             out = await compactor.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
             return out or {"error": "compression failed"}
+
+    async def rewind(self, turns: int = 1, *, force: bool = False) -> RewindResult:
+        """Drop the last ``turns`` turns and put back the files they changed (``RewindRefused`` changes nothing)."""
+        async with self._parts.control.lock:
+            await self._setup()
+            return await rewind(self._parts.conversation, self._checkpoints, self.host, turns, force=force)
+
+    def set_extra_roots(self, roots: Sequence[Path]) -> None:
+        """More workspace roots (ACP ``additionalDirectories``, checked by ``paths.extra_root``): reads, writes and
+        searches may go inside them, and sandboxed commands may write there."""
+        from dataclasses import replace
+
+        before = self.root.extra
+        self.root.extra = tuple(str(r) for r in roots)
+        base = tuple(w for w in self.sandbox.config.writable if w not in before)
+        self.sandbox.config = replace(self.sandbox.config, writable=(*base, *self.root.extra))
+
+    def set_mode(self, mode: str) -> None:
+        """The approval mode from the next tool call on; ``plan`` adds the ``exit_plan`` tool (docs/acp.md "Plan mode")."""
+        from .plan_mode import EXIT_PLAN
+
+        self.policy.mode = mode
+        if mode == "plan":
+            self.registry.add(EXIT_PLAN)
+        elif self.registry.get(EXIT_PLAN.name) is not None:
+            self.registry.remove(EXIT_PLAN.name)
 
     async def undo(self, turns: int = 1) -> list[str]:
         """Restore the files edited in the last ``turns`` turns; returns the restored paths."""

@@ -178,8 +178,10 @@ class Conversation:
 
     def start_turn(self, content: Any) -> int:
         """Count a new turn and append its user message; returns that message's index."""
+        from .shown_message import new_message_id
+
         self.turn_index += 1
-        self.messages.append({"role": "user", "content": content})
+        self.messages.append({"role": "user", "content": content, "meta": {"messageId": new_message_id()}})
         self.turn_user = len(self.messages) - 1
         return self.turn_user
 

@@ -33,6 +33,17 @@ class Endpoints:
         self._window: tuple[str, int] | None = None
 
     @property
+    def thinking_budget(self) -> int | None:
+        return self._settings.thinking_budget
+
+    @thinking_budget.setter
+    def thinking_budget(self, value: int | None) -> None:
+        """From the next call on (a client's config option)."""
+        from dataclasses import replace
+
+        self._settings = replace(self._settings, thinking_budget=value)
+
+    @property
     def fallback_count(self) -> int:
         return len(self._fallbacks)
 

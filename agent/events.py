@@ -28,8 +28,11 @@ def thought_chunk(text: str, *, message_id: str | None = None, meta: dict[str, A
     return _chunk("agent_thought_chunk", text, message_id, meta)
 
 
-def user_chunk(text: str) -> SessionUpdate:
-    return {"sessionUpdate": "user_message_chunk", "content": _text(text)}
+def user_chunk(text: str, *, message_id: str | None = None) -> SessionUpdate:
+    update: SessionUpdate = {"sessionUpdate": "user_message_chunk", "content": _text(text)}
+    if message_id is not None:
+        update["messageId"] = message_id
+    return update
 
 
 def tool_call(

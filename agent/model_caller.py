@@ -122,6 +122,7 @@ class ModelCaller:
                     await shown.feed("reasoning", str(response.message.get("reasoning") or ""))
                     await shown.feed("text", text_of(response.message))
                 await shown.finish()
+                response.message.setdefault("meta", {})["messageId"] = shown.message_id  # a fork point
             await self._account(response, state)
             return response
 

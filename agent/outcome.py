@@ -56,6 +56,8 @@ class Refusal:
 
 def refusal_reason(text: str, mode: str) -> str:
     """A short reason for a refusal the permission check wrote for the model."""
+    if "plan mode" in text:
+        return "plan mode"
     if "cannot ask" in text:
         return f"approval: {mode}"
     if "always reject" in text:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .danger import dangerous_reason
 from .host import PermissionOption
 
+if TYPE_CHECKING:
+    from .tools.base import Tool
+
 __all__ = ["Decision", "PermissionPolicy", "command_key", "dangerous_reason", "options_for", "remembered_key",
-           "what_it_is"]
+           "runs_in_plan_mode", "what_it_is"]
 
 Decision = Literal["allow", "ask", "deny"]
 
@@ -48,6 +51,12 @@ def options_for(key: str, dangerous: bool, options: Sequence[PermissionOption]) 
         else:
             out.append(option)
     return tuple(out)
+
+
+def runs_in_plan_mode(tool: Tool) -> bool:
+    """Plan mode's one gate: only a tool that changes nothing runs (``read_only`` or ``plan_safe``: reads, listings,
+    searches, diagnostics, fetches, the plan itself, read-only MCP tools). Every other call is refused unasked."""
+    return tool.read_only or tool.plan_safe
 
 
 def remembered_key(key: str, option_id: str) -> str:

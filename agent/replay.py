@@ -42,6 +42,12 @@ def _image_block(part: object) -> dict[str, object] | None:
     return {"type": "image", "data": data, "mimeType": mime or "image/png"}
 
 
+def _message_id(msg: Message) -> str | None:
+    """The stored id of a message (what a fork names), as the live chunks carried it."""
+    value = (msg.get("meta") or {}).get("messageId")
+    return value if isinstance(value, str) else None
+
+
 def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Iterator[SessionUpdate]:
     """``user_message_chunk``, ``agent_thought_chunk``, ``agent_message_chunk``, ``tool_call`` and its final
     ``tool_call_update`` for every message after the system prompt, in order."""
@@ -52,7 +58,7 @@ def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Ite
                 continue
             text = strip_editor_context(text_of(msg))  # the prompt as the user typed it
             if text:
-                yield events.user_chunk(text)
+                yield events.user_chunk(text, message_id=_message_id(msg))
             content = msg.get("content")
             for part in content if isinstance(content, list) else ():
                 image = _image_block(part)
@@ -62,10 +68,10 @@ def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Ite
             if (msg.get("meta") or {}).get("placeholder"):
                 continue
             if msg.get("reasoning"):
-                yield events.thought_chunk(str(msg["reasoning"]))
+                yield events.thought_chunk(str(msg["reasoning"]), message_id=_message_id(msg))
             text = text_of(msg)
             if text:
-                yield events.message_chunk(text)
+                yield events.message_chunk(text, message_id=_message_id(msg))
             for call in msg.get("tool_calls") or []:
                 name = call["function"]["name"]
                 try:

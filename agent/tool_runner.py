@@ -16,7 +16,8 @@ from .checkpoints import Checkpoints
 from .config import Settings
 from .host import Host, PermissionOption, PermissionRequest
 from .outcome import OutcomeRecorder
-from .permissions import PermissionPolicy, options_for, remembered_key, what_it_is
+from .permissions import PermissionPolicy, options_for, remembered_key, runs_in_plan_mode, what_it_is
+from .plan_mode import refusal as plan_refusal
 from .profile import GENERAL, ModelProfile
 from .tools.base import Rewrite, Tool, ToolContext, ToolFailure, ToolOutput
 from .tools.reads import ReadLedger
@@ -63,6 +64,7 @@ class ToolRunner:
         self._edited: list[Path] = []  # the files this turn's edits changed (the diagnostics tool reads it)
         self.reads = ReadLedger()  # read before overwrite, for the session (agent/tools/reads.py)
         self._outcome = OutcomeRecorder()  # what the current turn really did (agent/outcome.py)
+        self.on_mode: Callable[[str], None] | None = None  # switches the session's mode (exit_plan)
 
     def open(self, messages: Iterable[Message]) -> None:
         """Subdirectory hints already shown in a resumed transcript are not shown again."""
@@ -104,18 +106,27 @@ class ToolRunner:
         def set_plan(entries: list[dict[str, Any]]) -> None:
             self.plan = entries
 
+        def changed(path: Path, content: str | None) -> None:
+            outcome.after_change(path, content)
+            self._checkpoints.note_after(path, content)
+
         return ToolContext(host=self.host, root=self.root, session_id=self._session_id, task_id=task_id,
                            tool_call_id=tool_call_id, settings_terminal_timeout=self._terminal_timeout,
                            output_limit=self.output_limit, ask_permission=ask, checkpoint=checkpoint,
                            send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
                            sandbox=self._sandbox, edited=self._edited, reads=self.reads,
-                           changed=outcome.after_change, profile=self._profile, rewrite=rewrite,
-                           request=request)
+                           changed=changed, profile=self._profile, rewrite=rewrite,
+                           request=request, set_mode=self.on_mode)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None,
                   rewrite: Rewrite | None = None, request: str = "") -> ToolOutput:
         """The tool's output; a failure, a crash or its time limit is an error output, never an exception
         (cancellation aside)."""
+        if self.policy.mode == "plan" and not runs_in_plan_mode(tool):
+            text = plan_refusal(tool.name)
+            self._outcome.refusal("edit" if tool.kind == "edit" else "execute", tool.title(args) or tool.name, text,
+                                  "plan")
+            return ToolOutput(text, is_error=True)
         ctx = self.context(tool_call_id, task_id, rewrite, request)
         try:
             if tool.timeout is None:

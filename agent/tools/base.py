@@ -67,6 +67,8 @@ class ToolContext:
     # for the new text (one more model call on the same transcript) and returns its reply. None: not offered.
     rewrite: Rewrite | None = None
     request: str = ""  # the user's request of this turn (for the rewrite's instruction)
+    # Switches the session's approval mode (exit_plan, agent/plan_mode.py); None where it cannot.
+    set_mode: Callable[[str], None] | None = None
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]
@@ -80,6 +82,9 @@ class Tool:
     kind: str  # ACP ToolKind: read, edit, search, execute, think, other...
     run: Runner
     read_only: bool = False
+    # Changes nothing although it is not ``read_only`` (which also lets calls run side by side): it runs in plan
+    # mode (fetch_url, todo; delegate_task with read-only children). See permissions.runs_in_plan_mode.
+    plan_safe: bool = False
     # Paths the call touches (for hints, batching and the editor's follow-along), relative or absolute.
     paths: Callable[[JsonObject], Sequence[str]] = lambda args: ()
     title: Callable[[JsonObject], str] = lambda args: ""

@@ -125,7 +125,7 @@ def make_fetch_tool(limits: FetchLimits | None = None) -> Tool:
                            "description": f"How many characters to show (default {DEFAULT_LENGTH})"},
             "raw": {"type": "boolean", "description": "The HTML source instead of Markdown"}},
             "required": ["url"], "additionalProperties": False},
-        kind="fetch", run=run, timeout=None,
+        kind="fetch", run=run, timeout=None, plan_safe=True,
         title=lambda args: f"Fetch {args.get('url', '')}".strip(),
         short="Fetch a web page as Markdown.", small_arguments=("url",), guide="",
     )

@@ -39,7 +39,7 @@ TODO = Tool(
             "priority": {"type": "string", "enum": ["high", "medium", "low"]}},
         "required": ["content", "status"]}}},
         "required": ["items"], "additionalProperties": False},
-    kind="think", run=todo, read_only=False, title=lambda a: "Update plan",
+    kind="think", run=todo, read_only=False, plan_safe=True, title=lambda a: "Update plan",
     short="Set the task plan.", small_offered=False,
     guide="For multi-step work, keep a short plan with `todo` and update it as you go.",
 )
