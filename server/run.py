@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox-network", choices=["off", "on"], help="let sandboxed commands use the network")
     p.add_argument("--no-stream", action="store_true", help="ask the model for whole responses")
     p.add_argument("--session", help="continue this stored session")
+    p.add_argument("--fork", metavar="ID", help="continue a copy of this stored session (it stays as it is)")
     p.add_argument("--no-persist", action="store_true", help="do not store the session")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -162,6 +163,17 @@ async def _run(ns: argparse.Namespace) -> int:
         from agentls.agent.sessions.store import default_db_path
 
         session_db = default_db_path()
+    if ns.fork is not None:
+        if session_db is None or ns.session is not None:
+            print("agentls: --fork cannot be used with --session or --no-persist", file=sys.stderr)
+            return 2
+        try:
+            ns.session = await _fork(session_db, ns.fork, ns.quiet)
+        except StoreError as exc:
+            print(f"agentls: {exc}", file=sys.stderr)
+            return 2
+        if ns.session is None:
+            return 2
     extra: dict[str, Any] = {}
     if resolved.provider == "local" and not ns.quiet:
         from agentls.agent.local.cli import ProgressBar
@@ -239,6 +251,25 @@ def main(argv: list[str]) -> int:
         return asyncio.run(_run(ns))
     except KeyboardInterrupt:
         return 130
+
+
+async def _fork(db: Path, source: str, quiet: bool) -> str | None:
+    """``--fork``: the stored session copied into a new one (server/runtime/tree.py's rules); its id."""
+    import uuid
+
+    from agentls.agent.sessions.store import SessionStore
+    from .runtime.tree import fork_title
+
+    async with SessionStore(db) as store:
+        record = await store.get_session(source)
+        if record is None:
+            print(f"agentls: there is no stored session {source!r} (see `agentls sessions`)", file=sys.stderr)
+            return None
+        new_id = uuid.uuid4().hex
+        await store.fork_session(source, new_id, title=fork_title(record.title))
+    if not quiet:
+        print(f"agentls: forked session {source} as {new_id}", file=sys.stderr)
+    return new_id
 
 
 def sessions_main(argv: list[str]) -> int:

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from acp import Agent, RequestError, run_agent
+from acp import Agent, run_agent
 from acp.interfaces import Client
 from acp.schema import (
     AuthenticateResponse,
@@ -27,12 +27,13 @@ from acp.schema import (
 )
 
 from agentls.agent.replay import replay_updates
-from . import auth, commands, ext, lifecycle, modes, turns
+from . import auth, commands, ext, lifecycle, modes, raw, turns
 from .capabilities import ClientState, initialize_result
 from .lifecycle import AcpFace
-from .errors import store_errors
+from .errors import invalid_params, store_errors
 from .stdio import LineTransport
 from ..runtime import turns as runtime_turns
+from ..runtime import tree
 from ..runtime.live import LiveSession
 from ..runtime.registry import SessionRegistry
 
@@ -57,6 +58,12 @@ class AgentlsAcp(Agent):
     def on_connect(self, conn: Client) -> None:
         self._face = AcpFace(conn, self._transport, self._state)
         self._sessions = self._face.registry()
+        raw.install(conn, raw.InFlight(self._cancel_prompt), self._delete_session)
+
+    def _cancel_prompt(self, session_id: str) -> None:
+        session = self.sessions.find(session_id)
+        if session is not None:
+            runtime_turns.cancel(session)
 
     @property
     def face(self) -> AcpFace:
@@ -110,7 +117,7 @@ class AgentlsAcp(Agent):
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         with store_errors():
-            session = await lifecycle.create(self.sessions, cwd, mcp_servers)
+            session = await lifecycle.create(self.sessions, cwd, mcp_servers, additional_directories)
         self._after_reply(session)
         return NewSessionResponse.model_validate({"sessionId": session.session_id, "modes": modes.mode_state(session),
                                                   "configOptions": modes.config_options(session)})
@@ -119,7 +126,7 @@ class AgentlsAcp(Agent):
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse | None:
         with store_errors():
-            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
+            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers, additional_directories)
             agent = await lifecycle.agent(self.sessions, session)
             elsewhere = await self.sessions.running_elsewhere(session_id)
         sink = self.face.sink(session_id)
@@ -138,7 +145,7 @@ class AgentlsAcp(Agent):
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                              mcp_servers: list[Any] | None = None, **kwargs: Any) -> ResumeSessionResponse:
         with store_errors():
-            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers)
+            session = await lifecycle.open_stored(self.sessions, session_id, cwd, mcp_servers, additional_directories)
         self._after_reply(session)
         return ResumeSessionResponse.model_validate({"modes": modes.mode_state(session),
                                                      "configOptions": modes.config_options(session)})
@@ -155,17 +162,37 @@ class AgentlsAcp(Agent):
 
     async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
                            mcp_servers: list[Any] | None = None, **kwargs: Any) -> ForkSessionResponse:
-        raise RequestError.method_not_found("session/fork")
+        with store_errors():
+            session = await lifecycle.fork(self.sessions, session_id, cwd, mcp_servers, kwargs.get("agentls"),
+                                           additional_directories)
+        self._after_reply(session)
+        return ForkSessionResponse.model_validate({"sessionId": session.session_id,
+                                                   "modes": modes.mode_state(session),
+                                                   "configOptions": modes.config_options(session)})
+
+    async def _delete_session(self, params: Any) -> dict[str, Any]:
+        """``session/delete`` (routed by server/acp/raw.py: the SDK has no route for it)."""
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        if not isinstance(session_id, str) or not session_id:
+            raise invalid_params("session/delete needs a sessionId")
+        with store_errors():
+            removed = await lifecycle.delete(self.sessions, session_id)
+        return {"_meta": {"agentls": {"deleted": removed}}}
 
     # ----- session settings ------------------------------------------------------------------
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
-        await modes.set_mode(self._session(session_id), self.face.sink(session_id), mode_id)
+        session = self._session(session_id)
+        await modes.set_mode(session, self.face.sink(session_id), mode_id)
+        with store_errors():
+            await tree.remember(self.sessions, session)
         return SetSessionModeResponse()
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
                                 **kwargs: Any) -> SetSessionConfigOptionResponse | None:
-        options = await modes.set_config_option(self._session(session_id), self.face.sink(session_id), config_id,
-                                                value)
+        session = self._session(session_id)
+        options = await modes.set_config_option(session, self.face.sink(session_id), config_id, value)
+        with store_errors():
+            await tree.remember(self.sessions, session)
         return SetSessionConfigOptionResponse.model_validate({"configOptions": options})
 
     # ----- turns -----------------------------------------------------------------------------
@@ -175,6 +202,9 @@ class AgentlsAcp(Agent):
             log.warning("prompt for unknown session %s refused", session_id)
             return PromptResponse(stop_reason="refusal")
         blocks = _blocks(prompt)
+        if any(b.get("type") == "audio" for b in blocks):
+            raise invalid_params("agentls cannot take audio (promptCapabilities.audio is false): send the words as "
+                                 "text; images, files and resource links work")
         sink = self.face.sink(session_id)
         command = commands.parse(blocks, [c.name for c in commands.mcp_prompts(session)])
         with store_errors():
@@ -189,6 +219,7 @@ class AgentlsAcp(Agent):
 
                 blocks = await mentions.expand(session.mcp, blocks)
                 reason = await turns.prompt(self.sessions, session, sink, blocks)
+            await tree.remember(self.sessions, session)  # a mode exit_plan chose, the model of the turn
         self._watch_mcp(session)  # a session that got its agent (and its servers) at this prompt
         return PromptResponse.model_validate({"stopReason": reason})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +12,15 @@ from agentls.agent.version import __version__
 
 PROTOCOL_VERSION = 1
 STEERING_METHOD = "session/steering"  # reached as ``_session/steering``
+
+# The id of the request being handed to the SDK (set in the reading task, so the request's handler task inherits
+# it): what ``$/cancel_request`` names (server/acp/raw.py).
+REQUEST_ID: ContextVar[str | None] = ContextVar("agentls_acp_request_id", default=None)
+
+
+def id_key(value: Any) -> str:
+    return f"{type(value).__name__}:{value}"
+
 
 API_KEY_METHOD = "api-key"
 LOCAL_MODEL_METHOD = "local-model"
@@ -58,6 +68,8 @@ class ClientState:
         self.initialized = False
 
     def observe(self, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            REQUEST_ID.set(id_key(message["id"]))
         if message.get("method") == "initialize" and "id" in message:
             self.caps = ClientCaps.from_params(message.get("params"))
 
@@ -70,7 +82,8 @@ def initialize_result() -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},
-            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {},
+                                    "additionalDirectories": {}},
         },
         "authMethods": AUTH_METHODS,
         "agentInfo": {"name": "agentls", "title": "agentls", "version": __version__},

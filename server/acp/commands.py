@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarize the conversation so far to free context", "what the summary should focus on"),
     "undo": ("Revert the file edits of the last turn (or of the last N turns)", "number of turns"),
+    "rewind": ("Drop the last turn (or the last N) from the conversation and put back the files it changed",
+               "number of turns, then 'force' to overwrite files changed since"),
     "model": ("Show the model, or switch to another one for the next turns", "model name"),
     "context": ("Show how much of the context window is in use, and the MCP servers", None),
     "help": ("List the slash commands", None),
@@ -89,6 +91,8 @@ async def run(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink,
         await agent.compress(focus=arg or None)  # reported through compaction_update (or its text fallback)
     elif name == "undo":
         await _undo(agent, sink, arg)
+    elif name == "rewind":
+        await sink.text(await rewind_text(agent, arg) + "\n")
     elif name == "model":
         await _model(session, sink, arg)
     elif name == "context":
@@ -107,6 +111,21 @@ async def _undo(agent: AIAgent, sink: UpdateSink, arg: str) -> None:
         await sink.text(f"Reverted the file edits of {what}: {', '.join(restored)}\n")
     else:
         await sink.text(f"Nothing to undo: no file edits were recorded for {what}.\n")
+
+
+async def rewind_text(agent: AIAgent, arg: str) -> str:
+    """``/rewind [N] [force]`` on either face: what was put back, or why nothing was."""
+    from agentls.agent.rewind import RewindRefused
+
+    words = arg.split()
+    force = "force" in words or "--force" in words
+    counts = [w for w in words if w not in ("force", "--force")]
+    if len(counts) > 1 or (counts and not counts[0].isdigit()):
+        return f"`/rewind` takes a number of turns (and `force`), not {arg!r}."
+    try:
+        return (await agent.rewind(int(counts[0]) if counts else 1, force=force)).summary()
+    except RewindRefused as exc:
+        return f"Rewind refused: {exc}."
 
 
 async def _model(session: LiveSession, sink: UpdateSink, arg: str) -> None:

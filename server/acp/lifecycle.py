@@ -11,7 +11,7 @@ from acp.interfaces import Client
 
 from agentls.agent.config import ConfigError, Settings, load_settings
 from .capabilities import ClientState
-from .errors import auth_required, invalid_params, not_found
+from .errors import auth_required, internal, invalid_params, not_found
 from .host import AcpHost
 from .stdio import LineTransport
 from .updates import UpdateSink
@@ -66,6 +66,18 @@ def absolute(cwd: str, *, existing: bool = True) -> Path:
     return path.resolve()
 
 
+def roots(directories: list[str] | None) -> tuple[Path, ...] | None:
+    """``additionalDirectories`` as extra workspace roots (None when not given); ``-32602`` names a bad one."""
+    from agentls.agent.paths import OutsideWorkspace, extra_root
+
+    if not directories:
+        return None
+    try:
+        return tuple(dict.fromkeys(extra_root(d) for d in directories[:32]))
+    except OutsideWorkspace as exc:
+        raise invalid_params(f"additionalDirectories: {exc}") from None
+
+
 def _servers(mcp_servers: list[Any] | None) -> list[dict[str, Any]]:
     """The client's ``McpServer`` objects as plain dicts (started with the session: server/runtime/mcp.py)."""
     return [s.model_dump(by_alias=True, exclude_none=True) if hasattr(s, "model_dump") else dict(s)
@@ -86,25 +98,61 @@ def find(sessions: SessionRegistry, session_id: str) -> LiveSession:
     return session
 
 
-async def create(sessions: SessionRegistry, cwd: str, mcp_servers: list[Any] | None) -> LiveSession:
+async def create(sessions: SessionRegistry, cwd: str, mcp_servers: list[Any] | None,
+                 directories: list[str] | None = None) -> LiveSession:
+    extra = roots(directories) or ()
     try:
-        return _logged(await sessions.create(absolute(cwd), mcp_servers=_servers(mcp_servers)))
+        return _logged(await sessions.create(absolute(cwd), mcp_servers=_servers(mcp_servers), extra_roots=extra))
     except BadConfig as exc:
         raise invalid_params(str(exc)) from None
 
 
 async def open_stored(sessions: SessionRegistry, session_id: str, cwd: str,
-                      mcp_servers: list[Any] | None) -> LiveSession:
+                      mcp_servers: list[Any] | None, directories: list[str] | None = None) -> LiveSession:
     """A stored (or live) session for ``session/load`` and ``session/resume``."""
     absolute(cwd, existing=False)  # a stored session keeps the directory it was created in
+    extra = roots(directories)
     try:
-        return _logged(await sessions.open(session_id, mcp_servers=_servers(mcp_servers)))
+        return _logged(await sessions.open(session_id, mcp_servers=_servers(mcp_servers), extra_roots=extra))
     except UnknownSession:
         raise not_found(f"there is no stored session {session_id!r}; pick one from session/list") from None
     except NoModel as exc:
         raise auth_required(NO_MODEL, str(exc)) from None
     except BadConfig as exc:
         raise invalid_params(str(exc)) from None
+
+
+async def fork(sessions: SessionRegistry, session_id: str, cwd: str, mcp_servers: list[Any] | None,
+               meta: Any = None, directories: list[str] | None = None) -> LiveSession:
+    """``session/fork``: the stored transcript copied into a new session (up to ``_meta.agentls.atMessageId``)."""
+    from ..runtime import tree
+
+    absolute(cwd, existing=False)
+    at = meta.get("atMessageId") if isinstance(meta, dict) else None
+    if at is not None and not isinstance(at, str):
+        raise invalid_params("_meta.agentls.atMessageId must be a message id (a string)")
+    try:
+        return _logged(await tree.fork(sessions, session_id, at_message_id=at, mcp_servers=_servers(mcp_servers),
+                                       extra_roots=roots(directories) or ()))
+    except UnknownSession:
+        raise not_found(f"there is no session {session_id!r} to fork; pick one from session/list") from None
+    except tree.UnknownMessage as exc:
+        raise invalid_params(str(exc)) from None
+    except NoModel as exc:
+        raise auth_required(NO_MODEL, str(exc)) from None
+    except BadConfig as exc:
+        raise invalid_params(str(exc)) from None
+
+
+async def delete(sessions: SessionRegistry, session_id: str) -> list[str]:
+    from ..runtime import tree
+
+    try:
+        return await tree.delete(sessions, session_id)
+    except UnknownSession:
+        raise not_found(f"there is no stored session {session_id!r}; pick one from session/list") from None
+    except tree.SessionRunning as exc:
+        raise internal(str(exc), {"reason": "sessionBusy"}) from None
 
 
 async def agent(sessions: SessionRegistry, session: LiveSession) -> AIAgent:

@@ -15,11 +15,13 @@ PROTOCOL_VERSION = 1
 
 METHODS = (
     "agent/newSession", "agent/turn", "agent/steer", "agent/interrupt", "agent/compress",
-    "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers",
+    "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers", "agent/forkSession",
+    "agent/rewind", "agent/setMode", "agent/deleteSession",
 )
 UPDATE_KINDS = (
     "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "usage_update",
     "compaction_update", "session_info_update", "user_message_chunk", "available_commands_update",
+    "current_mode_update",
 )
 # executeCommand names: the five of docs/protocol.md, plus the command the @agent code action runs.
 COMMANDS = ("agent.turn", "agent.steer", "agent.interrupt", "agent.compress", "agent.newSession", "agent.codeAction")

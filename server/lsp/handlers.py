@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from . import commands, mcp, methods
+from . import commands, mcp, methods, tree
 from .capabilities import CODE_ACTION_KIND
 from .host import LspHost
 from .server import AgentServer
@@ -26,6 +26,10 @@ AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
     "agent/loadSession": methods.load_session,
     "agent/undo": methods.undo,
     "agent/listMcpServers": mcp.list_servers,
+    "agent/forkSession": tree.fork_session,
+    "agent/rewind": tree.rewind,
+    "agent/setMode": tree.set_mode,
+    "agent/deleteSession": tree.delete_session,
 }
 
 

@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from . import lookup, mcp, turns
 from .params import MAX_PROMPT_CHARS, Params
+from ..runtime import tree
 from ..runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
@@ -40,7 +41,9 @@ async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_ans
     session = await lookup.session(ls, session_id, where)
     prompt = await mcp.prepare(session, prompt, where)  # an MCP prompt's /command, @server:uri mentions
     prompt = await _with_editor(ls, p, session, prompt)
-    return await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
+    result = await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
+    await tree.remember(ls.sessions, session)  # a mode exit_plan chose, the model of the turn
+    return result
 
 
 async def _with_editor(ls: AgentServer, p: Params, session: LiveSession, prompt: Any) -> Any:
@@ -130,7 +133,7 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
     if ls.features.updates:
         for update in replay_updates(agent.messages):
             ls.notify("agent/update", {"sessionId": session_id, "update": update})
-    result: dict[str, Any] = {"sessionId": session_id, "messages": messages}
+    result: dict[str, Any] = {"sessionId": session_id, "messages": messages, "mode": agent.policy.mode}
     holder = await ls.sessions.running_elsewhere(session_id)
     if holder is not None:  # readable, but a turn here is refused until that one ends
         result["runningElsewhere"] = {**holder.to_json(), "message": (

@@ -81,6 +81,7 @@ class LiveSession:
     queued_steers: list[str] = field(default_factory=list)  # steers no running core turn could take
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     closed: bool = False
+    extra_roots: tuple[Path, ...] = ()  # more workspace roots (ACP additionalDirectories), checked by paths.extra_root
 
     @property
     def busy(self) -> bool:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.config import ConfigError, Settings
 from agentls.agent.sessions.store import SessionStore, default_db_path
-from . import mcp, turns
+from . import mcp, tree, turns
 from .live import LiveSession
 from .notices import Notice, session_notices
 
@@ -111,12 +111,13 @@ class SessionRegistry:
         return list(self._live.values())
 
     async def create(self, cwd: Path, *, system_message: str | None = None,
-                     mcp_servers: Iterable[dict[str, Any]] = (), mcp_source: str = "session/new") -> LiveSession:
+                     mcp_servers: Iterable[dict[str, Any]] = (), mcp_source: str = "session/new",
+                     extra_roots: Iterable[Path] = ()) -> LiveSession:
         """A new session; in the no-model state when no model resolves. ``BadConfig`` for bad settings.
         Its MCP servers start in the background with its agent (server/runtime/mcp.py)."""
         await self.store()
         session = LiveSession(uuid.uuid4().hex, cwd.resolve(), system_message, mcp_servers=list(mcp_servers),
-                              mcp_source=mcp_source)
+                              mcp_source=mcp_source, extra_roots=tuple(extra_roots))
         settings = self._settings(session.cwd)
         session.mode = settings.approval
         try:
@@ -128,19 +129,27 @@ class SessionRegistry:
         self._live[session.session_id] = session
         return session
 
-    async def open(self, session_id: str, *, mcp_servers: Iterable[dict[str, Any]] = ()) -> LiveSession:
-        """The live session, or the stored one loaded. ``UnknownSession``, ``NoModel``, ``BadConfig``."""
+    async def open(self, session_id: str, *, mcp_servers: Iterable[dict[str, Any]] = (),
+                   extra_roots: Iterable[Path] | None = None) -> LiveSession:
+        """The live session, or the stored one loaded. ``UnknownSession``, ``NoModel``, ``BadConfig``.
+        ``extra_roots`` (when given) replaces the session's extra workspace roots."""
         live = self._live.get(session_id)
         if live is not None:
-            await self.agent(live)
+            if extra_roots is not None:
+                live.extra_roots = tuple(extra_roots)
+            agent = await self.agent(live)
+            if extra_roots is not None:
+                agent.set_extra_roots(live.extra_roots)
             return live
         record = await (await self.store()).get_session(session_id)
         if record is None:
             raise UnknownSession(session_id)
-        session = LiveSession(session_id, Path(record.cwd), mcp_servers=list(mcp_servers), mcp_source="session/load")
+        session = LiveSession(session_id, Path(record.cwd), mcp_servers=list(mcp_servers), mcp_source="session/load",
+                              extra_roots=tuple(extra_roots or ()))
         settings = self._settings(session.cwd)
-        session.mode = settings.approval
+        session.mode = tree.saved_mode(record) or settings.approval  # the mode it was left in
         agent = self._attach(session, settings)
+        tree.restore(session, record)
         try:
             await agent.__aenter__()  # loads the history
         except BaseException:
@@ -172,7 +181,9 @@ class SessionRegistry:
                                         session_db=self._store, system_message=session.system_message)
         except ConfigError as exc:
             raise NoModel(f"agentls cannot run a turn: {exc}") from None
-        agent.policy.mode = session.mode
+        agent.set_mode(session.mode)
+        if session.extra_roots:
+            agent.set_extra_roots(session.extra_roots)
         same_endpoint = [m for m in settings.fallback_models if not (m == "local" or m.startswith("local:"))]
         session.models = list(dict.fromkeys([agent.model, *same_endpoint, *session.models]))
         session.notices = session_notices(settings)

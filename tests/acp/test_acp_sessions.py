@@ -144,7 +144,7 @@ async def test_modes_drive_the_permission_policy(frames_ok: Agent, scripted: Scr
         user_config.unlink()
     sid = response.session_id
     assert response.modes is not None and response.modes.current_mode_id == "auto-edit"
-    assert [m.id for m in response.modes.available_modes] == ["ask", "auto-edit", "yolo"]
+    assert [m.id for m in response.modes.available_modes] == ["ask", "auto-edit", "yolo", "plan"]
     scripted.push(tools(call("write_file", {"path": "a.txt", "content": "a"})), text("ok"))
     await agent.conn.prompt(session_id=sid, prompt=[text_block("edit")])
     assert not agent.client.permission_requests  # auto-edit: edits do not ask

@@ -25,7 +25,8 @@ async def test_capabilities_are_the_contract(editor: Editor, srv: ScriptedServer
     caps = result.capabilities
     assert caps.experimental == {"agent": {"version": 1, "methods": list(METHODS), "updateKinds": list(UPDATE_KINDS)}}
     assert set(METHODS) == {"agent/newSession", "agent/turn", "agent/steer", "agent/interrupt", "agent/compress",
-                            "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers"}
+                            "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers",
+                            "agent/forkSession", "agent/rewind", "agent/setMode", "agent/deleteSession"}
     sync = caps.text_document_sync
     assert isinstance(sync, types.TextDocumentSyncOptions)
     assert sync.change == types.TextDocumentSyncKind.Incremental and sync.open_close

@@ -84,3 +84,12 @@ async def test_documented_requests_get_the_documented_result_keys(editor: Editor
     assert loaded["messages"][0]["role"] == "user"
     assert (await check("agent/undo"))["restoredFiles"] == ["app.py"]
     assert await check("agent/listMcpServers") == {"servers": [], "problems": []}  # none configured here
+    forked = await check("agent/forkSession")
+    replacements["5f0c1e8a9b7d4c2e8f6a1b3c5d7e9f01"] = forked["sessionId"]
+    srv.push(tools(call("read_file", {"path": "app.py"}),
+                   call("edit_file", {"path": "app.py", "old_string": "hello", "new_string": "hi"})), text("again"))
+    await request(editor, "agent/turn", {"sessionId": session, "prompt": "say hi again"})
+    rewound = await check("agent/rewind")
+    assert rewound["files"][0]["path"] == "app.py" and "hello" in (workspace / "app.py").read_text()
+    assert await check("agent/setMode") == {"mode": "plan"}
+    assert (await check("agent/deleteSession"))["deleted"] == [forked["sessionId"]]

@@ -18,6 +18,9 @@ RESPONSES = {
     "session/list": "ListSessionsResponse", "session/resume": "ResumeSessionResponse",
     "session/close": "CloseSessionResponse", "session/set_mode": "SetSessionModeResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse", "session/prompt": "PromptResponse",
+    "session/delete": "DeleteSessionResponse",
+    # session/fork is not in schema v1 (the SDK's unstable protocol): its answer has NewSessionResponse's shape.
+    "session/fork": "NewSessionResponse",
 }
 REQUESTS = {
     "fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
