@@ -131,6 +131,11 @@ class AIAgent:
         return self._parts.compactor.threshold
 
     @property
+    def cost(self) -> float | None:
+        """What this session's model calls cost so far in this process (USD), when the model's price is known."""
+        return self._parts.caller.cost
+
+    @property
     def last_prompt_tokens(self) -> int | None:
         return self._parts.caller.last_prompt_tokens
 

@@ -72,6 +72,8 @@ class Settings:
     sandbox: str = field(default="auto", metadata=choice(*MODES))
     sandbox_network: str = field(default="off", metadata=switch())  # off | on (true/false accepted)
     sandbox_writable: tuple[str, ...] = DEFAULT_WRITABLE  # writable besides the workspace and /tmp
+    # "model=input/output" in USD per million tokens, over agent/pricing.py's table (the session's cost)
+    prices: tuple[str, ...] = ()
     # Set by the program only, never by a file or the environment (PROGRAM_ONLY). The key itself is read from
     # the environment by agent/resolve.py (``environment_key``), or given by a program; never stored
     api_key: str | None = field(default=None, repr=False)

@@ -101,8 +101,11 @@ def plan(entries: list[dict[str, Any]]) -> SessionUpdate:
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def usage_update(used: int, size: int) -> SessionUpdate:
-    return {"sessionUpdate": "usage_update", "used": max(0, used), "size": max(0, size)}
+def usage_update(used: int, size: int, cost: float | None = None) -> SessionUpdate:
+    update: SessionUpdate = {"sessionUpdate": "usage_update", "used": max(0, used), "size": max(0, size)}
+    if cost is not None:
+        update["cost"] = {"amount": round(cost, 6), "currency": "USD"}
+    return update
 
 
 def compaction_update(compaction_id: str, status: str, summary: str | None = None,

@@ -17,6 +17,7 @@ from .endpoints import Endpoints
 from .profile import ModelProfile
 from .providers.base import ProviderRequest, ProviderResponse, ToolSchema
 from .providers.errors import ProviderError
+from .pricing import cost_of, price_of
 from .shown_message import ShownMessage
 from .types import Message, Usage, add_usage, empty_usage, text_of
 from .updates import UpdateSender
@@ -69,6 +70,7 @@ class ModelCaller:
         self.max_tokens = profile.max_tokens if settings.max_tokens is None else settings.max_tokens
         self.temperature = profile.temperature if settings.temperature is None else settings.temperature
         self.last_prompt_tokens: int | None = None  # the provider's count for the last call
+        self.cost: float | None = None  # the session's model calls so far, in USD, when the price is known
         self.wire_cache: dict[int, Any] = {}  # encoded messages, reused between calls
         self._updates = updates
 
@@ -132,8 +134,11 @@ class ModelCaller:
         add_usage(state.usage, usage)
         self.last_prompt_tokens = usage["prompt_tokens"] or None
         used = usage["prompt_tokens"] + usage["completion_tokens"]
+        price = price_of(self.endpoints.model, self.settings.prices)
+        if price is not None:
+            self.cost = (self.cost or 0.0) + cost_of(usage, price)
         if used:
-            await self._updates.send(events.usage_update(used, self.endpoints.context_window))
+            await self._updates.send(events.usage_update(used, self.endpoints.context_window, self.cost))
 
     async def aux_call(self, prompt: str, *, purpose: str, max_tokens: int | None = None) -> str:
         """One tools-free, non-streamed call to the auxiliary model (the main model unless configured)."""

@@ -207,21 +207,26 @@ class AgentlsAcp(Agent):
                                  "text; images, files and resource links work")
         sink = self.face.sink(session_id)
         command = commands.parse(blocks, [c.name for c in commands.mcp_prompts(session)])
+        meta: dict[str, Any] = {}
         with store_errors():
             if command is not None and command[0] in commands.COMMANDS:
                 reason = await runtime_turns.serialized(
                     session, lambda: commands.run(self.sessions, session, sink, *command)) or "cancelled"
             elif command is not None:  # an MCP prompt: its messages are the turn's prompt
                 content = await commands.mcp_prompt(session, sink, *command)
-                reason = "end_turn" if content is None else await turns.prompt(self.sessions, session, sink, content)
+                reason = "end_turn" if content is None else await turns.prompt(self.sessions, session, sink, content,
+                                                                               meta)
             else:
                 from agentls.agent.mcp import mentions
 
                 blocks = await mentions.expand(session.mcp, blocks)
-                reason = await turns.prompt(self.sessions, session, sink, blocks)
+                reason = await turns.prompt(self.sessions, session, sink, blocks, meta)
             await tree.remember(self.sessions, session)  # a mode exit_plan chose, the model of the turn
         self._watch_mcp(session)  # a session that got its agent (and its servers) at this prompt
-        return PromptResponse.model_validate({"stopReason": reason})
+        response: dict[str, Any] = {"stopReason": reason}
+        if meta:
+            response["_meta"] = {"agentls": meta}  # the turn's usage (PromptResponse has no field for it in v1)
+        return PromptResponse.model_validate(response)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.find(session_id)

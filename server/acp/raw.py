@@ -36,14 +36,17 @@ class InFlight:
 
     def wrap(self, method: str, func: Handler) -> Handler:
         async def handle(params: Any) -> Any:
+            # In the SDK's own task for the request: its answer is still written before anything the handler
+            # scheduled runs (the ACP handlers rely on that order).
             key = REQUEST_ID.get()
-            task: asyncio.Task[Any] = asyncio.ensure_future(func(params))
-            if key is not None:
+            task = asyncio.current_task()
+            if key is not None and task is not None:
                 self._running[key] = (method, params, task)
             try:
-                return await task
+                return await func(params)
             except asyncio.CancelledError:
-                if key is not None and key in self._cancelled and task.cancelled():
+                if key is not None and key in self._cancelled and task is not None:
+                    task.uncancel()
                     raise RequestError(REQUEST_CANCELLED, f"{method} was cancelled ($/cancel_request)") from None
                 raise
             finally:

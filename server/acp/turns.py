@@ -76,7 +76,22 @@ def _reason(run: TurnRun) -> str:
     return "cancelled" if run.cancelled else stop_reason(run.last)
 
 
-async def prompt(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, content: Any) -> str:
+def usage(run: TurnRun, agent: AIAgent) -> dict[str, Any]:
+    """The request's token usage (every turn of it) and the session's cost so far, for ``_meta.agentls``."""
+    total = {"promptTokens": 0, "completionTokens": 0, "cachedTokens": 0}
+    for result in run.results:
+        total["promptTokens"] += result.usage["prompt_tokens"]
+        total["completionTokens"] += result.usage["completion_tokens"]
+        total["cachedTokens"] += result.usage["cached_tokens"]
+    out: dict[str, Any] = {"usage": total}
+    if agent.cost is not None:
+        out["cost"] = {"amount": round(agent.cost, 6), "currency": "USD"}
+    return out
+
+
+async def prompt(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, content: Any,
+                 meta: dict[str, Any] | None = None) -> str:
+    """The request's stop reason; ``meta`` gets its usage (``usage``)."""
     try:
         agent = await sessions.agent(session)
         content = await inline_links(content, host_reader(agent.host, agent.root))  # @-mentions, through the editor
@@ -85,6 +100,8 @@ async def prompt(sessions: SessionRegistry, session: LiveSession, sink: UpdateSi
         raise auth_required(lifecycle.NO_MODEL, str(exc)) from None
     except PromptError as exc:
         raise invalid_params(f"bad prompt: {exc}") from None
+    if meta is not None:
+        meta.update(usage(run, agent))
     return _reason(run)
 
 

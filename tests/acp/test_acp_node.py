@@ -47,7 +47,7 @@ async def test_npm_sdk_client_runs_a_prompt_with_a_tool_call(tmp_path: Path) -> 
     assert process.returncode == 0, err.decode()
     summary = json.loads(out.decode().strip().splitlines()[-1])
     assert summary["agent"] == "agentls" and summary["steering"] is True
-    assert summary["modes"] == ["ask", "auto-edit", "yolo"]
+    assert summary["modes"] == ["ask", "auto-edit", "yolo", "plan"]
     assert summary["stopReason"] == "end_turn"
     assert {"tool_call", "tool_call_update", "agent_message_chunk"} <= set(summary["kinds"])
     assert summary["diffs"][0]["newText"] == "hello\n"

@@ -46,7 +46,9 @@ async def test_bad_frames_get_errors_and_the_agent_keeps_serving(tmp_path: Path)
         no_params = await agent.request("session/prompt")
         assert no_params["error"]["code"] == -32602
         fork = await agent.request("session/fork", {"sessionId": "x", "cwd": str(tmp_path)})
-        assert fork["error"]["code"] == -32601
+        assert fork["error"]["code"] == -32002  # supported: an unknown session
+        delete = await agent.request("session/delete", {})
+        assert delete["error"]["code"] == -32602
         refusal = await agent.request("session/prompt", {"sessionId": "nope",
                                                          "prompt": [{"type": "text", "text": "hi"}]})
         assert refusal["result"] == {"stopReason": "refusal"}
@@ -74,7 +76,8 @@ async def test_initialize_result(tmp_path: Path) -> None:
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
-    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
+    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "fork": {}, "delete": {},
+                                           "additionalDirectories": {}}
     assert result["_meta"]["steering"]["supported"] is True
     assert result["agentInfo"]["name"] == "agentls"
     assert [m["id"] for m in result["authMethods"]] == ["api-key", "local-model"]

@@ -289,3 +289,42 @@ async def test_additional_directories_are_workspace_roots(frames_ok: Agent, scri
         with pytest.raises(RequestError) as info:
             await agent.new_session(ws, additional_directories=[bad])
         assert info.value.code == -32602 and "additionalDirectories" in str(info.value), bad
+
+
+async def test_usage_and_cost_with_a_price_from_the_settings(frames_ok: Agent, scripted: ScriptedServer,
+                                                             ws: Path) -> None:
+    from acp_harness.agent import write_config
+
+    agent = frames_ok
+    write_config(ws, prices=["scripted-model=2.0/8.0"])
+    sid = await agent.new_session(ws)
+    scripted.push(text("priced", usage={"prompt_tokens": 1000, "completion_tokens": 500}))
+    start = agent.mark()
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("how much?")])
+    answer = next(f for f in agent.sent(start) if "result" in f and "stopReason" in f["result"])
+    meta = answer["result"]["_meta"]["agentls"]
+    assert meta["usage"]["promptTokens"] == 1000 and meta["usage"]["completionTokens"] == 500
+    assert meta["cost"] == {"amount": 0.006, "currency": "USD"}
+    costs = [u["cost"] for u in agent.client.updates[sid] if u["sessionUpdate"] == "usage_update" and "cost" in u]
+    assert costs and costs[-1]["amount"] == 0.006
+
+
+async def test_cancel_request_of_another_request_answers_request_cancelled(frames_ok: Agent,
+                                                                          scripted: ScriptedServer,
+                                                                          ws: Path) -> None:
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    for n in range(4):
+        scripted.push(text(f"answer {n} " + "words " * 50))
+        await agent.conn.prompt(session_id=sid, prompt=[text_block(f"question {n}")])
+    scripted.push(text("a summary that takes long", latency=30))
+    asked = len(scripted.requests)
+    request_id = agent.conn._conn._next_request_id
+    compress = asyncio.ensure_future(agent.conn.ext_method("agentls/compress", {"sessionId": sid, "keepLast": 1}))
+    await agent.client.wait_for(lambda: len(scripted.requests) > asked)  # the summary call is under way
+    await agent.conn._conn.send_notification("$/cancel_request", {"requestId": request_id})
+    with pytest.raises(RequestError) as info:
+        await asyncio.wait_for(compress, 10)
+    assert info.value.code == -32800
+    scripted.push(text("the session still works"))
+    assert (await agent.conn.prompt(session_id=sid, prompt=[text_block("and?")])).stop_reason == "end_turn"
