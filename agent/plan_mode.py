@@ -73,4 +73,5 @@ EXIT_PLAN = Tool(
         "type": "string", "description": "The plan, one step a line."}}, "required": ["plan"],
         "additionalProperties": False},
     kind="switch_mode", run=exit_plan, plan_safe=True, title=lambda a: "Approve the plan", timeout=None,
+    short="Ask the user to approve your plan (plan mode).", guide="",
 )
