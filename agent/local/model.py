@@ -6,8 +6,11 @@ they are Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF. It is a third-party repackagin
 file must match the pinned size and sha256 before it is ever loaded.
 
 The GGUF goes to the user cache dir (``AGENTLS_CACHE_DIR`` overrides it). After a successful
-verification a stamp file records size, mtime and sha256, so later starts reuse the file without
-re-hashing 1.1 GB; ``agentls model check`` re-hashes in full.
+verification a stamp records the file's identity (device, inode, size, mtime and ctime) and its sha256,
+so later starts reuse the file without re-hashing 1.1 GB; ``agentls model check`` re-hashes in full.
+The stamp lives in the data dir (``AGENTLS_DATA_DIR``), never next to the model: a sandboxed command
+that can write the cache must not be able to vouch for a file it swapped in (docs/sandbox.md). A file
+replaced or rewritten gets a new inode or ctime, which nobody can set back, so it is hashed again.
 
 Hashing: sha256 of 1.1 GB is about 3 s of CPU. It runs here, on the event loop, in 1 MiB slices with a
 checkpoint after each (about 3 ms per slice), interleaved with the chunked copy: the bytes are hashed in
@@ -84,7 +87,17 @@ def model_path() -> Path:
 
 
 def stamp_path(path: Path) -> Path:
-    return path.with_name(path.name + ".verified.json")
+    """Where the stamp of the model at ``path`` lives: in the data dir, named by the path's hash."""
+    from ..sessions.store import default_db_path
+
+    key = hashlib.sha256(str(path.absolute()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return default_db_path().parent / "verified-models" / f"{key}.json"
+
+
+def _identity(st: os.stat_result) -> dict[str, int]:
+    """What changes whenever the file is replaced or written: ctime cannot be set back by anyone."""
+    return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "ctime_ns": st.st_ctime_ns}
 
 
 def bundled_parts() -> list[Path]:
@@ -148,22 +161,35 @@ async def verify(path: Path, *, expected_sha256: str = EXPECTED_SHA256, expected
 
 
 async def write_stamp(path: Path, sha256: str) -> None:
+    """Record that ``path``, as it is now, hashed to ``sha256``. A stamp that cannot be written (a
+    read-only data dir) only costs a re-hash on the next start."""
     st = await anyio.Path(path).stat()
-    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256, "bundle": BUNDLE,
+    stamp = {"path": str(path.absolute()), **_identity(st), "sha256": sha256, "bundle": BUNDLE,
              "verified_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    await anyio.Path(stamp_path(path)).write_text(json.dumps(stamp, indent=1) + "\n")
+    where = stamp_path(path)
+    await _remove(path.with_name(path.name + ".verified.json"))  # where older versions kept it, unsafely
+    try:
+        await anyio.Path(where.parent).mkdir(parents=True, exist_ok=True)
+        tmp = where.with_name(f".{where.name}.{secrets.token_hex(4)}")
+        await anyio.Path(tmp).write_text(json.dumps(stamp, indent=1) + "\n")
+        await anyio.Path(tmp).replace(where)
+    except OSError as exc:
+        log.warning("could not write the model's stamp %s (%s); it will be re-hashed next time", where, exc)
 
 
 async def stamp_matches(path: Path, *, expected_sha256: str = EXPECTED_SHA256,
                         expected_size: int = EXPECTED_SIZE) -> bool:
-    """Whether ``path`` was verified before and has not changed since (size and mtime)."""
+    """Whether ``path`` was verified before and is still the same file, unchanged (device, inode, size,
+    mtime, ctime), with the pinned size and hash."""
     try:
         stamp = json.loads(await anyio.Path(stamp_path(path)).read_text())
         st = await anyio.Path(path).stat()
     except (OSError, ValueError):
         return False
-    return (isinstance(stamp, dict) and stamp.get("sha256") == expected_sha256
-            and stamp.get("size") == st.st_size == expected_size and stamp.get("mtime_ns") == st.st_mtime_ns)
+    if not isinstance(stamp, dict) or st.st_size != expected_size:
+        return False
+    return (stamp.get("sha256") == expected_sha256 and stamp.get("path") == str(path.absolute())
+            and all(stamp.get(k) == v for k, v in _identity(st).items()))
 
 
 async def _remove(path: Path) -> None:

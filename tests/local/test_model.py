@@ -34,16 +34,24 @@ def _expect(blob: bytes) -> dict[str, Any]:
     return {"expected_sha256": hashlib.sha256(blob).hexdigest(), "expected_size": len(blob)}
 
 
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the stamps go (never next to the model)."""
+    monkeypatch.setenv("AGENTLS_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENTLS_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache" / "models"
 
 
-def test_cache_dir_and_model_path(cache: Path) -> None:
+def test_cache_dir_and_model_path(cache: Path, tmp_path: Path) -> None:
     assert m.cache_dir() == cache
     assert m.model_path() == cache / m.MODEL_FILENAME
-    assert m.stamp_path(m.model_path()).name == m.MODEL_FILENAME + ".verified.json"
+    stamp = m.stamp_path(m.model_path())
+    assert stamp.parent.parent == tmp_path / "data" and cache not in stamp.parents
 
 
 async def test_assembles_verifies_stamps_and_reports_progress(parts: tuple[list[Path], bytes], tmp_path: Path) -> None:
@@ -257,3 +265,63 @@ async def test_stale_partial_files_are_removed(parts: tuple[list[Path], bytes], 
     os.utime(stale, (1, 1))
     await m.ensure_model(parts=paths, dest=dest, **_expect(blob))
     assert not stale.exists() and fresh.exists()  # a fresh one may belong to a running assembly
+
+
+async def test_a_same_size_swap_with_a_forged_stamp_is_hashed_and_rebuilt(parts: tuple[list[Path], bytes],
+                                                                          tmp_path: Path) -> None:
+    """What a sandboxed command that can write the cache could do: replace the GGUF with other bytes of
+    the same size, give it the old mtime, and write the old-style stamp next to it. The stamp in the data
+    dir no longer matches (a new inode, a new ctime), so the file is hashed, found wrong, and rebuilt."""
+    paths, blob = parts
+    dest = tmp_path / "cache" / "model.gguf"
+    await m.ensure_model(parts=paths, dest=dest, **_expect(blob))
+    old = dest.stat()
+    evil = tmp_path / "cache" / "evil"
+    evil.write_bytes(b"E" * len(blob))
+    evil.replace(dest)
+    os.utime(dest, ns=(old.st_atime_ns, old.st_mtime_ns))
+    legacy = dest.with_name(dest.name + ".verified.json")
+    legacy.write_text('{"size": %d, "mtime_ns": %d, "sha256": "%s"}' % (len(blob), old.st_mtime_ns,
+                                                                         _expect(blob)["expected_sha256"]))
+    assert not await m.stamp_matches(dest, **_expect(blob))
+    assert await m.ensure_model(parts=paths, dest=dest, **_expect(blob)) == dest
+    assert dest.read_bytes() == blob and not legacy.exists()
+
+
+async def test_an_in_place_rewrite_with_the_mtime_set_back_is_hashed(parts: tuple[list[Path], bytes],
+                                                                     tmp_path: Path) -> None:
+    """The same inode, the same size, the same mtime, other bytes: only the ctime tells, and it does."""
+    paths, blob = parts
+    dest = tmp_path / "model.gguf"
+    await m.ensure_model(parts=paths, dest=dest, **_expect(blob))
+    old = dest.stat()
+    with open(dest, "r+b") as fh:
+        fh.write(b"X" * 64)
+    os.utime(dest, ns=(old.st_atime_ns, old.st_mtime_ns))
+    st = dest.stat()
+    assert (st.st_ino, st.st_size, st.st_mtime_ns) == (old.st_ino, old.st_size, old.st_mtime_ns)
+    assert not await m.stamp_matches(dest, **_expect(blob))
+    await m.ensure_model(parts=paths, dest=dest, **_expect(blob))
+    assert dest.read_bytes() == blob
+
+
+async def test_a_stamp_for_another_path_does_not_vouch(parts: tuple[list[Path], bytes], tmp_path: Path) -> None:
+    paths, blob = parts
+    first, second = tmp_path / "a" / "model.gguf", tmp_path / "b" / "model.gguf"
+    await m.ensure_model(parts=paths, dest=first, **_expect(blob))
+    assert m.stamp_path(first) != m.stamp_path(second)
+    second.parent.mkdir()
+    os.link(first, second)  # the same inode under another name: stamped only once it is verified there
+    assert not await m.stamp_matches(second, **_expect(blob))
+
+
+async def test_an_unwritable_data_dir_only_costs_a_rehash(parts: tuple[list[Path], bytes], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    paths, blob = parts
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("AGENTLS_DATA_DIR", str(blocker))
+    dest = tmp_path / "model.gguf"
+    assert await m.ensure_model(parts=paths, dest=dest, **_expect(blob)) == dest
+    assert not await m.stamp_matches(dest, **_expect(blob))
+    assert await m.ensure_model(parts=paths, dest=dest, **_expect(blob)) == dest
