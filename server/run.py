@@ -198,6 +198,7 @@ async def _run(ns: argparse.Namespace) -> int:
     from agentls.agent.mcp.build import build_manager
 
     mcp = build_manager(agent.registry, workspace, trusted=settings.trust_workspace_config)
+    agent.sandbox.protect_servers([c.spec for c in mcp.connections])  # what they run stays read-only
     try:
         async with agent:
             await _start_mcp(mcp, renderer)

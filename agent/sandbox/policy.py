@@ -37,6 +37,7 @@ class Confinement:
     network: bool = False
     program: str = ""  # bwrap or sandbox-exec; the Python running the Landlock launcher
     tmp: Path | None = None  # the session's own folder, seen as /tmp (bubblewrap); None: an empty tmpfs
+    protected: tuple[Path, ...] = ()  # read-only besides agentls's own files and the workspace's git (MCP servers)
 
 
 STRICTNESS = {"off": 0, "auto": 1, "strict": 2}

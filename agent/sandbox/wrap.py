@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .bwrap import bwrap_argv
 from .policy import BUBBLEWRAP, LANDLOCK, SEATBELT, Confinement
+from .protect import agentls_paths, carve
 from .seatbelt import seatbelt_argv
 
 LAUNCHER = str(Path(__file__).resolve().with_name("landlock.py"))
@@ -23,7 +24,10 @@ def confine(argv: list[str], confinement: Confinement, cwd: Path) -> list[str]:
         return bwrap_argv(confinement.program, confinement, cwd, argv)
     if confinement.mechanism == LANDLOCK:
         temp = [*LANDLOCK_TEMP, *([os.environ["TMPDIR"]] if os.environ.get("TMPDIR", "").startswith("/") else [])]
-        paths = [str(confinement.workspace), *map(str, confinement.writable), *temp]
+        # Landlock can only allow whole hierarchies: an extra path that holds agentls's own files is
+        # allowed around them (protect.carve). The workspace and the temporary folders stay whole.
+        writable = carve(confinement.writable, [*agentls_paths(), *confinement.protected])
+        paths = [str(confinement.workspace), *map(str, writable), *temp]
         return [confinement.program, "-I", "-S", "-c", BOOT, "net" if confinement.network else "nonet", *paths,
                 "--", *argv]
     if confinement.mechanism == SEATBELT:

@@ -36,7 +36,9 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     refusal = await ctx.ask_permission(title, "execute", raw, key, danger is not None, [])
     if refusal:
         return ToolOutput(refusal, is_error=True)
-    plan = await ctx.sandbox.plan(key, dangerous=danger is not None) if ctx.sandbox is not None else Plan(None)
+    env = await venv_env(ctx.root)
+    program = ctx.sandbox.program_key(command, cwd, env) if ctx.sandbox is not None else None
+    plan = await ctx.sandbox.plan(program, dangerous=danger is not None) if ctx.sandbox is not None else Plan(None)
     if plan.refusal:
         return ToolOutput(plan.refusal, is_error=True)
     if plan.notice and ctx.sandbox is not None:
@@ -44,13 +46,16 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     spec = CommandSpec(
         command=command, cwd=cwd, timeout=timeout, output_limit=max(4096, ctx.output_limit * 2),
         tool_call_id=ctx.tool_call_id, task_id=ctx.task_id, unset_env=ctx.secret_env,
-        sandbox=plan.confinement, in_server=plan.in_server, env=await venv_env(ctx.root))
+        sandbox=plan.confinement, in_server=plan.in_server, env=env)
+    was = await ctx.sandbox.before(spec.sandbox) if ctx.sandbox is not None and spec.sandbox is not None else None
     result = await ctx.host.run_command(spec)
     note = ""
+    undone = await ctx.sandbox.after(spec.sandbox, was) \
+        if ctx.sandbox is not None and spec.sandbox is not None and was is not None else []
     denial = find_denial(result.output, result.exit_code, spec.sandbox, cwd) \
         if spec.sandbox is not None and result.sandbox and not result.timed_out else None
     if denial is not None and spec.sandbox is not None:
-        result, note = await _outside(ctx, spec, result, denial, title, raw, key, danger is not None)
+        result, note = await _outside(ctx, spec, result, denial, title, raw, program, danger is not None)
     output, _ = cap_text(result.output, ctx.output_limit)
     if result.timed_out:
         status = f"timed out after {timeout:g}s and was killed"
@@ -62,6 +67,8 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     text = f"$ {command}\n[{status}{cut}]\n{output}" if output else f"$ {command}\n[{status}; no output]"
     if note:
         text += f"\n[{note}]"
+    if undone:
+        text += "\n[agentls undid what git would have run later, outside the sandbox: " + "; ".join(undone) + "]"
     content = [events.terminal_content(result.terminal_id)] if result.terminal_id else \
         [events.text_content(f"$ {command}\n{output}")]
     failed = result.timed_out or result.exit_code not in (0,)
@@ -71,16 +78,18 @@ async def terminal(ctx: ToolContext, args: JsonObject) -> ToolOutput:
 
 
 async def _outside(ctx: ToolContext, spec: CommandSpec, result: CommandResult, denial: Denial, title: str,
-                   raw: JsonObject, key: str, dangerous: bool) -> tuple[CommandResult, str]:
+                   raw: JsonObject, program: str | None, dangerous: bool) -> tuple[CommandResult, str]:
     """The sandbox denied the command: ask the user whether to run it again outside (once, or always for
-    its prefix, but never "always" for a dangerous command). A refusal runs nothing more; the model reads
-    what the sandbox denied either way."""
+    its program, resolved; never "always" for a dangerous command or one that is not a single plain program
+    run: ``program`` None). A refusal runs nothing more; the model reads what the sandbox denied either way."""
     mechanism = result.sandbox or "sandbox"
     why = denial.describe(mechanism)
     what = "a write outside the workspace" if denial.kind == "write" else "network access"
-    ask = {**raw, "sandbox": {"mechanism": mechanism, "denied": denial.kind, "evidence": denial.line}}
+    ask = {**raw, "sandbox": {"mechanism": mechanism, "denied": denial.kind, "evidence": denial.line,
+                              "program": program}}
+    key = outside_key(program) if program is not None else f"unsandboxed-once:{spec.command}"
     refusal = await ctx.ask_permission(f"{title} (again, outside the sandbox, which denied {what})", "unsandboxed",
-                                       ask, outside_key(key), dangerous, [])
+                                       ask, key, dangerous or program is None, [])
     if refusal:
         return result, f"{why}. {refusal}"
     again = await ctx.host.run_command(replace(spec, sandbox=None))

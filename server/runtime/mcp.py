@@ -35,6 +35,7 @@ def start(session: LiveSession, agent: AIAgent, settings: Settings, face_servers
     if session.mcp_servers:
         layers.append((session.mcp_servers, session.mcp_source))
     manager = build_manager(agent.registry, agent.root, trusted=settings.trust_workspace_config, layers=layers)
+    agent.sandbox.protect_servers([c.spec for c in manager.connections])  # what they run stays read-only
     session.notices += [Notice(problem, "warning") for problem in manager.problems]
     report_to(manager, agent.host.send_update)
 

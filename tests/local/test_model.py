@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -281,8 +282,8 @@ async def test_a_same_size_swap_with_a_forged_stamp_is_hashed_and_rebuilt(parts:
     evil.replace(dest)
     os.utime(dest, ns=(old.st_atime_ns, old.st_mtime_ns))
     legacy = dest.with_name(dest.name + ".verified.json")
-    legacy.write_text('{"size": %d, "mtime_ns": %d, "sha256": "%s"}' % (len(blob), old.st_mtime_ns,
-                                                                         _expect(blob)["expected_sha256"]))
+    legacy.write_text(json.dumps({"size": len(blob), "mtime_ns": old.st_mtime_ns,
+                                  "sha256": _expect(blob)["expected_sha256"]}))
     assert not await m.stamp_matches(dest, **_expect(blob))
     assert await m.ensure_model(parts=paths, dest=dest, **_expect(blob)) == dest
     assert dest.read_bytes() == blob and not legacy.exists()
@@ -295,8 +296,7 @@ async def test_an_in_place_rewrite_with_the_mtime_set_back_is_hashed(parts: tupl
     dest = tmp_path / "model.gguf"
     await m.ensure_model(parts=paths, dest=dest, **_expect(blob))
     old = dest.stat()
-    with open(dest, "r+b") as fh:
-        fh.write(b"X" * 64)
+    _overwrite_start(dest, b"X" * 64)
     os.utime(dest, ns=(old.st_atime_ns, old.st_mtime_ns))
     st = dest.stat()
     assert (st.st_ino, st.st_size, st.st_mtime_ns) == (old.st_ino, old.st_size, old.st_mtime_ns)
@@ -325,3 +325,8 @@ async def test_an_unwritable_data_dir_only_costs_a_rehash(parts: tuple[list[Path
     assert await m.ensure_model(parts=paths, dest=dest, **_expect(blob)) == dest
     assert not await m.stamp_matches(dest, **_expect(blob))
     assert await m.ensure_model(parts=paths, dest=dest, **_expect(blob)) == dest
+
+
+def _overwrite_start(path: Path, data: bytes) -> None:
+    with open(path, "r+b") as fh:
+        fh.write(data)

@@ -1,8 +1,8 @@
 """Fixtures for the sandbox suite: a workspace under /tmp, a directory outside it (and outside /tmp,
 which Landlock leaves writable), and each mechanism that works on this machine.
 
-A mechanism that cannot work here is skipped with the reason; on CI as root, bubblewrap must work
-(scripts/test installs it), so there its absence fails instead of skipping.
+A mechanism that cannot work here is skipped with the reason; as root (on CI and on the development
+machines), bubblewrap must work (scripts/test installs it), so there its absence fails instead of skipping.
 """
 
 from __future__ import annotations
@@ -11,18 +11,24 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentls.agent.agent import AIAgent
+from agentls.agent.disk_host import DiskHost
 from agentls.agent.host import CommandResult, CommandSpec
 from agentls.agent.process import run_process
 from agentls.agent.sandbox import detect as detect_module
 from agentls.agent.sandbox.landlock import abi_version
 from agentls.agent.sandbox.policy import BUBBLEWRAP, LANDLOCK, Confinement
 
+from agentls.agent.scripted import ScriptedServer
+
 MECHANISMS = [BUBBLEWRAP, LANDLOCK]
+Factory = Callable[..., AIAgent]
 
 
 def landlock_support() -> str:
@@ -43,8 +49,9 @@ async def mechanism_or_skip(mechanism: str, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.delenv(detect_module.ONLY_ENV)
     if found.mechanism != mechanism:
         reason = landlock_support() if mechanism == LANDLOCK else found.detail
-        if mechanism == BUBBLEWRAP and os.environ.get("CI") and os.geteuid() == 0:
-            pytest.fail(f"on CI as root bubblewrap must work (scripts/test installs it): {reason}")
+        if mechanism == BUBBLEWRAP and os.geteuid() == 0:
+            pytest.fail(f"as root bubblewrap must work (apt-get install bubblewrap; scripts/test installs it): "
+                        f"{reason}")
         pytest.skip(f"{mechanism} does not work here: {reason}")
     return Confinement(mechanism, Path("/"), program=found.program)
 
@@ -112,3 +119,28 @@ async def loopback() -> AsyncIterator[Loopback]:
     yield state
     server.close()
     await server.wait_closed()
+
+
+@pytest.fixture(params=MECHANISMS)
+async def mechanism(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each mechanism that works here, chosen the way a user's machine would (detection limited to it)."""
+    found = await mechanism_or_skip(request.param, monkeypatch)
+    monkeypatch.setenv(detect_module.ONLY_ENV, found.mechanism)
+    return found.mechanism
+
+
+@pytest.fixture
+async def make(srv: ScriptedServer, workspace: Path) -> AsyncIterator[Factory]:
+    made: list[AIAgent] = []
+
+    def factory(host: DiskHost | None = None, **kw: Any) -> AIAgent:
+        options: dict[str, Any] = {"model": "m", "base_url": srv.openai_url, "api_key": "k", "workspace": workspace,
+                                   "stream": False, "host": host, "titles": "prompt", "approval": "yolo"}
+        options.update(kw)
+        agent = AIAgent(**options)
+        made.append(agent)
+        return agent
+
+    yield factory
+    for agent in made:
+        await agent.close()

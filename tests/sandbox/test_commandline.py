@@ -42,7 +42,23 @@ def test_bwrap_mounts_tmp_before_the_workspace_under_it(tmp_path: Path) -> None:
     assert args.index("--ro-bind") < args.index("--tmpfs")
     assert "--unshare-net" in args and ["--cap-drop", "ALL"] == args[args.index("--cap-drop"):][:2]
     assert args[-3:] == ARGV and args[-4] == "--"
-    assert _pairs(args, "--ro-bind-try") == [str(ws / ".git/hooks"), str(ws / ".git/config")]
+    assert targets[-1] == str(ws) and "--ro-bind-try" not in args[args.index(str(ws)):]
+
+
+def test_bwrap_pins_the_way_to_what_it_protects_after_the_workspace(tmp_path: Path) -> None:
+    """.git is bound onto itself (a mount point: it cannot be renamed or replaced), then its hooks, config and
+    info read-only; all after the workspace, or the workspace's bind would cover them."""
+    ws = (tmp_path / "ws").resolve()
+    (ws / ".git/hooks").mkdir(parents=True)
+    (ws / ".git/HEAD").write_text("ref: refs/heads/main\n")
+    (ws / ".git/config").write_text("")
+    (ws / ".vscode").mkdir()
+    args = bwrap_argv("bwrap", Confinement(BUBBLEWRAP, ws), ws, ARGV)
+    after = args[args.index(str(ws)) + 2:]
+    assert _pairs(after, "--bind") == [str(ws / ".git")]
+    readonly = _pairs(after, "--ro-bind")
+    assert {str(ws / ".vscode"), str(ws / ".git/hooks"), str(ws / ".git/config"), str(ws / ".git/info")} <= set(readonly)
+    assert (ws / ".git/info").is_dir()  # made, so a command cannot make it
 
 
 def test_bwrap_binds_the_sessions_tmp_first(tmp_path: Path) -> None:
@@ -72,7 +88,18 @@ def test_seatbelt_profile_takes_paths_as_parameters() -> None:
     assert str(ws) not in text and text.count("(") == text.count(")")
     args = seatbelt_argv("/usr/bin/sandbox-exec", conf, ws, ARGV)
     assert args[:2] == ["/usr/bin/sandbox-exec", "-p"] and f"WORKSPACE={ws}" in args and args[-3:] == ARGV
-    assert f"GIT_HOOKS={ws}/.git/hooks" in args
+    assert "(deny file-write* (literal" not in text  # nothing of agentls's lies under this workspace
+
+
+def test_seatbelt_denies_the_way_to_what_it_protects(tmp_path: Path) -> None:
+    ws = (tmp_path / "ws").resolve()
+    (ws / ".git/hooks").mkdir(parents=True)
+    (ws / ".git/HEAD").write_text("ref: refs/heads/main\n")
+    conf = Confinement(SEATBELT, ws)
+    text, args = profile(conf), seatbelt_argv("/usr/bin/sandbox-exec", conf, ws, ARGV)
+    assert '(literal (param "PIN_0"))' in text and '(subpath (param "PROTECTED_0"))' in text
+    assert f"PIN_0={ws / '.git'}" in args and f"{ws / '.git/hooks'}" in " ".join(args)
+    assert str(ws) not in text and text.count("(") == text.count(")")
     assert "(deny network*)" not in profile(Confinement(SEATBELT, ws, network=True))
 
 

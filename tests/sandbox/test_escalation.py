@@ -4,75 +4,19 @@ prefix; a refusal runs nothing more, and yolo does not skip the question."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentls.agent.agent import AIAgent
 from agentls.agent.disk_host import DiskHost
-from agentls.agent.host import PermissionDecision, PermissionRequest
-from agentls.agent.result import TurnResult
 from agentls.agent.sandbox import detect as detect_module
 from agentls.agent.sandbox.policy import BUBBLEWRAP, LANDLOCK, SandboxConfig
 from agentls.agent.scripted import ScriptedServer, call, text, tools
 
-from .conftest import MECHANISMS, Loopback, mechanism_or_skip
-
-Factory = Callable[..., AIAgent]
-
-
-class Answering(DiskHost):
-    """A user who answers permission prompts with these option kinds in order (the last one repeats)."""
-
-    def __init__(self, root: Path, answers: Iterable[str], on_update: Any = None) -> None:
-        super().__init__(root, on_update)
-        self.answers = list(answers)
-        self.asked: list[PermissionRequest] = []
-
-    async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
-        self.asked.append(request)
-        kind = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
-        return PermissionDecision(next(o.option_id for o in request.options if o.kind == kind))
-
-
-@pytest.fixture(params=MECHANISMS)
-async def mechanism(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each mechanism that works here, chosen the way a user's machine would (detection limited to it)."""
-    found = await mechanism_or_skip(request.param, monkeypatch)
-    monkeypatch.setenv(detect_module.ONLY_ENV, found.mechanism)
-    return found.mechanism
-
-
-@pytest.fixture
-async def make(srv: ScriptedServer, workspace: Path) -> AsyncIterator[Factory]:
-    made: list[AIAgent] = []
-
-    def factory(host: DiskHost | None = None, **kw: Any) -> AIAgent:
-        options: dict[str, Any] = {"model": "m", "base_url": srv.openai_url, "api_key": "k", "workspace": workspace,
-                                   "stream": False, "host": host, "titles": "prompt", "approval": "yolo"}
-        options.update(kw)
-        agent = AIAgent(**options)
-        made.append(agent)
-        return agent
-
-    yield factory
-    for agent in made:
-        await agent.close()
-
-
-def outputs(result: TurnResult) -> list[str]:
-    return [str(m["content"]) for m in result.messages if m.get("role") == "tool"]
-
-
-async def turn(make: Factory, srv: ScriptedServer, *commands: str, **kw: Any) -> list[str]:
-    srv.push(tools(*[call("terminal", {"command": c}) for c in commands]), text("done"))
-    return outputs(await make(**kw).run_conversation("run them"))
-
-
-def _asked_outside(host: Answering) -> list[PermissionRequest]:
-    return [r for r in host.asked if "sandbox" in r.raw_input]
+from .conftest import Loopback, mechanism_or_skip
+from .conftest import Factory
+from .turns import Answering, asked_outside, outputs, turn
 
 
 async def test_a_refusal_runs_nothing_more(make: Factory, srv: ScriptedServer, workspace: Path, outside: Path,
@@ -83,7 +27,8 @@ async def test_a_refusal_runs_nothing_more(make: Factory, srv: ScriptedServer, w
     (request,) = host.asked  # yolo: the command itself did not ask; leaving the sandbox did
     assert request.kind == "execute" and request.raw_input["sandbox"]["mechanism"] == mechanism
     assert request.raw_input["sandbox"]["denied"] == "write" and "outside the sandbox" in request.title
-    assert {o.kind for o in request.options} == {"allow_once", "allow_always", "reject_once", "reject_always"}
+    # A redirection is not one plain program run (docs/sandbox.md): no "always" for it.
+    assert {o.kind for o in request.options} == {"allow_once", "reject_once", "reject_always"}
     assert f"the sandbox ({mechanism}) denied a write outside the workspace" in out
     assert "declined to run it outside the sandbox" in out
 
@@ -94,7 +39,7 @@ async def test_allow_once_runs_it_again_outside(make: Factory, srv: ScriptedServ
     first, second = await turn(make, srv, f"echo once > {outside}/precious.txt",
                                f"echo twice >> {outside}/precious.txt", host=host)
     assert (outside / "precious.txt").read_text() == "once\ntwice\n"
-    assert len(_asked_outside(host)) == 2  # "once" covers one run
+    assert len(asked_outside(host)) == 2  # "once" covers one run
     assert "exit code 0" in first and "allowed running it again outside the sandbox" in first
 
 
@@ -108,7 +53,7 @@ async def test_allow_always_covers_the_prefix_for_the_session(make: Factory, srv
     result = await agent.run_conversation("go")
     assert (outside / "a").exists() and (outside / "b").exists()
     assert not (outside / "c").exists()  # echo is another prefix: still sandboxed, still asks
-    assert [r.raw_input["command"] for r in _asked_outside(host)] == [f"touch {outside}/a", f"echo x > {outside}/c"]
+    assert [r.raw_input["command"] for r in asked_outside(host)] == [f"touch {outside}/a", f"echo x > {outside}/c"]
     touch_b = outputs(result)[1]
     assert "denied" not in touch_b and "exit code 0" in touch_b
 
@@ -125,7 +70,7 @@ async def test_network_denied_then_refused_never_connects(make: Factory, srv: Sc
     host = Answering(workspace, ["reject_once"])
     (out,) = await turn(make, srv, loopback.connect_command(), host=host)
     assert loopback.connections == 0
-    assert _asked_outside(host)[0].raw_input["sandbox"]["denied"] == "network"
+    assert asked_outside(host)[0].raw_input["sandbox"]["denied"] == "network"
     assert "denied network access" in out
 
 
