@@ -329,6 +329,10 @@ def sandbox_main(argv: list[str]) -> int:
     print(f"mechanism: {found['mechanism'] or 'none: commands run unconfined'} ({found['detail']})")
     tmp = {"private": ", and /tmp (private to each session)", "shared": ", and /tmp (the host's, shared)"}
     print("writable: " + ", ".join(found["writable"]) + tmp.get(found["tmp"], ""))
+    if found["mechanism"]:
+        print("read-only inside (what runs later, outside the sandbox): " + ", ".join(found["protected"]))
+    for path in found["unprotected"]:
+        print(f"NOT protected: {path} holds a writable path, so commands can change it (docs/sandbox.md)")
     for reason in found["skipped"]:
         print(f"not used: {reason}")
     return 0

@@ -66,7 +66,8 @@ def visible(hidden: list[Path]) -> list[Path]:
     """What lives under the private ``/tmp`` (or ``$TMPDIR``) but must still be seen: the interpreter, its
     venv, agentls's package and every ``PATH`` entry (a clone or a tool under ``/tmp``)."""
     entries = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p.startswith("/")]
-    found = real_existing([*entries, *agentls_paths()])
+    venvs = [e.parent for e in entries if (e.parent / "pyvenv.cfg").is_file()]  # bin/ alone hides pyvenv.cfg
+    found = real_existing([*entries, *venvs, *agentls_paths()])
     return [p for p in found if any(_under(p, h) and p != h for h in hidden)]
 
 

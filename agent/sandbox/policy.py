@@ -12,8 +12,11 @@ MODES: tuple[Mode, ...] = ("auto", "strict", "off")
 NETWORK = ("off", "on")
 BUBBLEWRAP, LANDLOCK, SEATBELT = "bubblewrap", "landlock", "seatbelt"
 
-# Package caches build tools write to; only those that exist are made writable.
-DEFAULT_WRITABLE: tuple[str, ...] = ("~/.cache", "~/.npm", "~/.cargo/registry", "~/.cargo/git", "~/go/pkg/mod",
+# Package caches build tools write to; only those that exist are made writable. Each tool's own folder,
+# never the whole ~/.cache: it also holds what runs later outside the sandbox (agentls's model,
+# pre-commit's hook environments, downloaded browsers and models). docs/sandbox.md has the reasons.
+DEFAULT_WRITABLE: tuple[str, ...] = ("~/.cache/pip", "~/.cache/uv", "~/.cache/pypoetry", "~/.cache/go-build",
+                                     "~/.cache/yarn", "~/.npm", "~/.cargo/registry", "~/.cargo/git", "~/go/pkg/mod",
                                      "~/.m2/repository", "~/.gradle/caches")
 
 

@@ -103,3 +103,6 @@ async def test_agentls_sandbox_reports_the_status(tmp_path: Path, workspace: Pat
     assert out.decode().splitlines()[:2] == ["sandbox: auto (network off)", f"mechanism: {mechanism} (" +
                                              out.decode().splitlines()[1].split(" (", 1)[1]]
     assert "never loosen" in err.decode()
+    protected = next(line for line in out.decode().splitlines() if line.startswith("read-only inside"))
+    assert str(tmp_path / "none.toml") not in protected  # it does not exist
+    assert str(Path(sys.prefix).resolve()) in protected and str(ROOT / "agent") in protected
