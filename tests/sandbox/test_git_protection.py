@@ -114,7 +114,8 @@ async def test_ordinary_git_works_inside(sandbox: Confinement, repo: Path) -> No
         f"&& {g} add b.txt && {g} commit -qm b && echo dirty >> a.txt && {g} stash -q && {g} stash list "
         f"&& {g} stash pop -q && {g} checkout -q -- a.txt && {g} checkout -q - && {g} merge -q --no-edit feature "
         f"&& {g} tag v1 && {g} branch -q -d feature && {g} reset -q --hard HEAD~1 && {g} reflog | head -2 "
-        f"&& {g} gc -q && {g} log --oneline | wc -l && {g} status --short",
+        f"&& {g} gc -q && {g} worktree add -q wt3 && {g} worktree remove wt3 && {g} log --oneline | wc -l "
+        f"&& {g} status --short",
         repo, sandbox)
     assert result.exit_code == 0, result.output
     assert "stash@{0}" in result.output and result.output.rstrip().endswith("2")
