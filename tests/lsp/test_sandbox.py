@@ -4,6 +4,7 @@ commands out of the editor's terminal; without a mechanism, ``window/showMessage
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -66,12 +67,14 @@ async def test_a_denied_command_asks_and_a_refusal_runs_nothing(editor: Editor, 
                                                                 outside: Path, mechanism: str) -> None:
     await initialize(editor, srv, workspace, agent=NO_TERMINAL)
     editor.permission_answer = "reject_once"
-    (out,) = await turn(editor, srv, f"echo changed > {outside}/precious.txt")
+    (out,) = await turn(editor, srv, f"touch {outside}/precious.txt")
     assert (outside / "precious.txt").read_text() == "original\n"
     (asked,) = editor.seen.permissions  # yolo: only leaving the sandbox asks
     assert asked["toolCall"]["kind"] == "execute" and "outside the sandbox" in asked["toolCall"]["title"]
+    # "program": what an "always" answer would cover, the program by its real path (docs/sandbox.md)
     assert asked["toolCall"]["rawInput"]["sandbox"] == {
-        "mechanism": mechanism, "denied": "write", "evidence": asked["toolCall"]["rawInput"]["sandbox"]["evidence"]}
+        "mechanism": mechanism, "denied": "write", "evidence": asked["toolCall"]["rawInput"]["sandbox"]["evidence"],
+        "program": os.path.realpath(shutil.which("touch") or "")}
     assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert f"the sandbox ({mechanism}) denied a write" in out and "declined" in out
 

@@ -15,8 +15,10 @@ import pytest
 
 from agentls.agent.sandbox import plants
 from agentls.agent.sandbox.policy import BUBBLEWRAP, Confinement
+from agentls.agent.scripted import ScriptedServer, call, text, tools
 
-from .conftest import run
+from .conftest import Factory, run
+from .turns import Answering, outputs
 
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
 PLANT = "printf '#!/bin/sh\\ntouch {marker}\\n' > {hooks}/pre-commit && chmod +x {hooks}/pre-commit"
@@ -209,3 +211,16 @@ async def test_a_repository_the_command_creates_keeps_only_gits_own_hooks(sandbo
     notes = plants.undo(workspace, was)
     assert any("pre-commit" in n for n in notes) and any("names a program" in n for n in notes)
     assert any(p.name.endswith(".sample") for p in (workspace / ".git/hooks").iterdir())
+
+
+async def test_through_a_turn_the_result_says_what_was_undone(make: Factory, srv: ScriptedServer, repo: Path,
+                                                              outside: Path, mechanism: str) -> None:
+    """The terminal tool runs the undo step after each sandboxed command and tells the model."""
+    marker = outside / "ran"
+    command = ATTACKS["a commondir elsewhere"].format(marker=marker, ws=repo.name)
+    srv.push(tools(call("terminal", {"command": command})), text("done"))
+    (out,) = outputs(await make(host=Answering(repo, ["reject_once"])).run_conversation("go"))
+    assert "agentls undid what git would have run later" in out and "removed .git/commondir" in out, out
+    assert not (repo / ".git/commondir").exists()
+    users_commit(repo)
+    assert not marker.exists()
