@@ -55,6 +55,11 @@ async def test_three_children_answer_under_one_think_card(frames_ok: Agent, scri
     assert agent.client.text(sid).endswith("three answers in\n") or "three answers in" in agent.client.text(sid)
     # Only the parent's turn state and text reach the editor: no child's answer streams into the chat.
     assert "the word is alpha" not in agent.client.text(sid)
+    # The turn's tokens, the children's included, ride on the last usage_update.
+    meters = [u for u in ups if u["sessionUpdate"] == "usage_update"]
+    turn_calls = [r for r in scripted.requests if r.headers.get("x-agentls-purpose", "turn") == "turn"]
+    assert len(turn_calls) == 8
+    assert meters[-1]["_meta"]["agentls"]["turnUsage"]["promptTokens"] == sum(len(r.raw) // 4 for r in turn_calls)
     firsts = {first_user_text(r) for r in scripted.requests if is_child(r, goals)}
     assert firsts == set(goals)
     # The child sessions are listed under their parent only.
