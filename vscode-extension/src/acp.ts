@@ -67,6 +67,14 @@ export interface ToolCallFields {
   locations?: ToolCallLocation[] | null;
   rawInput?: unknown;
   rawOutput?: unknown;
+  /** agentls: a subagent's tool call names its delegate_task call (docs/acp.md "Subagents"). */
+  _meta?: { agentls?: { parentToolCallId?: unknown } | null } | null;
+}
+
+/** The delegate_task call a subagent's tool call belongs to, or null. */
+export function parentToolCallOf(f: ToolCallFields): string | null {
+  const parent = f._meta?.agentls?.parentToolCallId;
+  return typeof parent === 'string' && parent ? parent : null;
 }
 
 export type PlanEntryStatus = 'pending' | 'in_progress' | 'completed';
