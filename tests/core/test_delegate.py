@@ -65,6 +65,26 @@ async def test_one_child_answers_from_its_own_conversation(srv: ScriptedServer, 
     stored = await store.load_messages(child.id)
     assert stored[0]["role"] == "user" and str(stored[0]["content"]).startswith(GOAL)
     assert stored[-1]["content"] == "src/app.py line 4"
+    # Resumable for inspection: an agent on the child's id loads its transcript and system prompt.
+    inspector = make_agent(session_db=store, session_id=child.id)
+    async with inspector:
+        assert inspector.messages == stored and CHILD_PROMPT in (inspector.system_prompt or "")
+
+
+async def test_a_steer_during_a_child_goes_to_the_parent(srv: ScriptedServer, make_agent: AgentFactory) -> None:
+    router = Router([delegate(goal=GOAL), text("parent answer")],
+                    {GOAL: [tools(call("list_dir", {}), latency=0.3), text("child answer")]})
+    srv.set_responder(router)
+    agent = make_agent()
+    task = asyncio.ensure_future(agent.run_conversation("go"))
+    await wait_until(lambda: bool(router.child_requests(srv.requests, GOAL)))
+    assert agent.steer("also check the tests")
+    result = check(await task)
+    assert result.completed
+    child = router.child_requests(srv.requests, GOAL)
+    assert all("also check the tests" not in json.dumps(r.body) for r in child)
+    parent_last = [r for r in turn_requests(srv.requests) if not is_child(r, [GOAL])][-1]
+    assert "also check the tests" in json.dumps(parent_last.body)
 
 
 async def test_three_children_run_side_by_side_and_their_usage_counts(srv: ScriptedServer,
@@ -209,3 +229,19 @@ async def test_a_child_whose_provider_fails_is_an_error_result(srv: ScriptedServ
     [out] = tool_msgs(result)
     assert out["content"].startswith("error: subagent 1 of 1 did not finish (failed:") and "boom" in out["content"]
     assert [f.tool for f in result.failed_calls] == ["delegate_task"]
+
+
+async def test_parallel_children_editing_one_file_both_land(srv: ScriptedServer, make_agent: AgentFactory,
+                                                            workspace: Path) -> None:
+    goals = ["Change line 2", "Change line 9"]
+    edits = {goals[0]: ("line 2\n", "line two\n"), goals[1]: ("line 9\n", "line nine\n")}
+    router = Router([delegate(tasks=[{"goal": g, "toolsets": ["edit"]} for g in goals]), text("both done")],
+                    {g: [tools(call("read_file", {"path": "notes.txt"})),
+                         tools(call("edit_file", {"path": "notes.txt", "old_string": old, "new_string": new})),
+                         text(f"{g}: done")] for g, (old, new) in edits.items()})
+    srv.set_responder(router)
+    result = check(await make_agent(approval="yolo").run_conversation("edit both"))
+    assert result.completed
+    notes = (workspace / "notes.txt").read_text()
+    assert "line two\n" in notes and "line nine\n" in notes, notes
+    assert [c.path for c in result.files_changed] == ["notes.txt"]
