@@ -5,7 +5,7 @@
   final ``tool_call_update``; the baseline, in the same run, is the same turn with one child. Ideal ratio
   1.0 (serial: 3.0); target ≤ 1.2.
 - **Memory.** The peak RSS a turn adds over the process before it, in a fresh interpreter per sample (one
-  warm-up turn first), for 8 children at once against 1: (8-child delta - 1-child delta) / 7 per child.
+  warm-up turn with one child first), for 8 children at once against 1: (8-child delta - 1-child delta) / 7 per child.
   Target ≤ 1 MB.
 - **The parent's loop.** ms per iteration of a 20-round ``read_file`` turn with ``delegate_task`` offered
   against the same turn without it (``Delegation(depth=0)``), alternating. Target: no change (≤ 1.05×).
@@ -74,8 +74,9 @@ async def loop_turn(url: str, ws: Path, offered: bool) -> float:
 
 
 async def _rss_delta(url: str, ws: Path, children: int) -> float:
-    """KiB the peak RSS rose during one turn with ``children`` at once (after a warm-up turn)."""
-    await delegate_call(url, ws, children, concurrency=children)
+    """KiB the peak RSS rose during one turn with ``children`` at once (after a warm-up turn with one child, so
+    imports and caches are in place but the extra children's memory is not)."""
+    await delegate_call(url, ws, 1)
     before = rss_kb() or 0
     peak = before
     done = asyncio.Event()
