@@ -8,7 +8,7 @@
   warm-up turn with one child first), for 8 children at once against 1: (8-child delta - 1-child delta) / 7 per child.
   Target ≤ 1 MB.
 - **The parent's loop.** ms per iteration of a 20-round ``read_file`` turn with ``delegate_task`` offered
-  against the same turn without it (``Delegation(depth=0)``), alternating. Target: no change (≤ 1.05×).
+  against the same turn without it (the built-in tools given as ``tools``), alternating. Target: no change (≤ 1.05×).
 
 The scripted provider runs in its own process (``deleg:K:N:MS`` in bench/provider.py).
 ``python -m bench.delegate [--quick]``
@@ -35,7 +35,6 @@ TARGET_RATIO, TARGET_MB, TARGET_LOOP = 1.2, 1.0, 1.05
 async def delegate_call(url: str, ws: Path, children: int, *, concurrency: int = 3) -> float:
     """Seconds of the delegate call of one turn (``children`` tasks of ROUNDS rounds each)."""
     from agentls.agent.agent import AIAgent
-    from agentls.agent.delegate.config import Delegation
 
     stamps: dict[str, float] = {}
 
@@ -48,7 +47,7 @@ async def delegate_call(url: str, ws: Path, children: int, *, concurrency: int =
 
     agent = AIAgent(model=f"deleg:{children}:{ROUNDS}:{LATENCY_MS}", base_url=url, api_key="bench", workspace=ws,
                     on_update=on_update, titles="prompt", approval="yolo", max_iterations=100,
-                    delegation=Delegation(concurrency=concurrency))
+                    delegate_concurrency=concurrency)
     async with agent:
         result = await agent.run_conversation("Ask the children.")
     tool = [m for m in result.messages if m.get("role") == "tool"]
@@ -60,10 +59,12 @@ async def delegate_call(url: str, ws: Path, children: int, *, concurrency: int =
 async def loop_turn(url: str, ws: Path, offered: bool) -> float:
     """ms per iteration of a 20-round turn, with or without delegate_task offered."""
     from agentls.agent.agent import AIAgent
-    from agentls.agent.delegate.config import Delegation
+    from agentls.agent.tools.registry import BUILTIN_TOOLS
 
     agent = AIAgent(model="bench:20", base_url=url, api_key="bench", workspace=ws, titles="prompt",
-                    approval="yolo", max_iterations=30, delegation=None if offered else Delegation(depth=0))
+                    approval="yolo", max_iterations=30, tools=None if offered else BUILTIN_TOOLS)
+    if ("delegate_task" in agent.registry.names) != offered:
+        raise RuntimeError("delegate_task is not offered as the case says")
     async with agent:
         t0 = time.perf_counter()
         result = await agent.run_conversation("Read bench.txt, then read it again, until you are told to stop.")
