@@ -158,6 +158,17 @@ export interface SessionSummary {
   title?: string | null;
   cwd?: string | null;
   updatedAt?: string | null;
+  /** agentls: the subagents' sessions this one started (delegate_task), listed under it. */
+  _meta?: { agentls?: { children?: { sessionId?: unknown; title?: unknown }[] | null } | null } | null;
+}
+
+/** A listed session's subagent sessions (id and title), well-formed ones only. */
+export function childSessionsOf(s: SessionSummary): { sessionId: string; title: string }[] {
+  const list = s._meta?.agentls?.children;
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((c) => c && typeof c.sessionId === 'string')
+    .map((c) => ({ sessionId: c.sessionId as string, title: typeof c.title === 'string' && c.title ? c.title : 'Subagent' }));
 }
 
 export interface ListSessionsResult {

@@ -7,6 +7,7 @@
  * the `post` callback (`ToExtension` messages).
  */
 
+import { childSessionsOf } from '../acp';
 import type { ToExtension, ToWebview } from '../protocol';
 import { basename, clip, compactionHtml, exitLabel, noticeHtml, permissionHtml, PLAN_ICON, thoughtHtml, toolHtml, userHtml } from './cards';
 import { icon } from './icons';
@@ -306,7 +307,11 @@ export class ChatApp {
         return (
           `<li class="session-item${current ? ' current' : ''}" role="option" tabindex="0" data-session-id="${escapeHtml(s.sessionId)}">` +
           `<span class="session-name">${escapeHtml(s.title || 'Untitled session')}</span>` +
-          `<span class="session-meta">${escapeHtml(relativeTime(s.updatedAt))}${s.cwd ? ` · ${escapeHtml(basename(s.cwd))}` : ''}</span></li>`
+          `<span class="session-meta">${escapeHtml(relativeTime(s.updatedAt))}${s.cwd ? ` · ${escapeHtml(basename(s.cwd))}` : ''}</span></li>` +
+          childSessionsOf(s)
+            .map((c) => `<li class="session-item child" role="option" tabindex="0" data-session-id="${escapeHtml(c.sessionId)}">` +
+              `<span class="session-name">↳ ${escapeHtml(c.title)}</span><span class="session-meta">subagent</span></li>`)
+            .join('')
         );
       })
       .join('') +

@@ -277,11 +277,14 @@ describe('chat webview (headless Chromium)', function () {
       type: 'sessions',
       sessions: [
         { sessionId: 'A', title: 'Validate ports', cwd: '/work/demo', updatedAt: new Date(now - 120_000).toISOString() },
-        { sessionId: 'B', title: 'Fix <b>flaky</b> test', cwd: '/work/demo', updatedAt: new Date(now - 3 * 3600_000).toISOString() },
+        { sessionId: 'B', title: 'Fix <b>flaky</b> test', cwd: '/work/demo', updatedAt: new Date(now - 3 * 3600_000).toISOString(),
+          _meta: { agentls: { children: [{ sessionId: 'B1', title: 'Find the <flaky> test' }, { sessionId: 7 }] } } },
       ],
     });
-    assert.deepEqual(await chat.page.locator('.session-name').allTextContents(), ['Validate ports', 'Fix <b>flaky</b> test']);
-    assert.deepEqual(await chat.page.locator('.session-meta').allTextContents(), ['2 min ago · demo', '3 h ago · demo']);
+    assert.deepEqual(await chat.page.locator('.session-name').allTextContents(),
+      ['Validate ports', 'Fix <b>flaky</b> test', '↳ Find the <flaky> test']);
+    assert.deepEqual(await chat.page.locator('.session-meta').allTextContents(), ['2 min ago · demo', '3 h ago · demo', 'subagent']);
+    assert.equal(await chat.page.locator('.session-item.child').getAttribute('data-session-id'), 'B1');
     assert.equal(await chat.page.locator('.session-item.current').getAttribute('data-session-id'), 'A');
     assert.equal(await chat.page.locator('[data-action="moreSessions"]').count(), 0, 'no more pages');
     await chat.clearPosted();
