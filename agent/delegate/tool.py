@@ -100,8 +100,8 @@ class _Run:
                 session_id = child.session_id
             except Exception as exc:
                 log.exception("building a subagent failed")
-                self.reports[i] = crashed(i + 1, task, session_id, exc)
-                self.states[i] = self.reports[i].status()  # type: ignore[union-attr]
+                failed = self.reports[i] = crashed(i + 1, task, session_id, exc)
+                self.states[i] = failed.status()
                 return
             try:
                 result = await child.run_conversation(task.brief())

@@ -245,3 +245,18 @@ async def test_parallel_children_editing_one_file_both_land(srv: ScriptedServer,
     notes = (workspace / "notes.txt").read_text()
     assert "line two\n" in notes and "line nine\n" in notes, notes
     assert [c.path for c in result.files_changed] == ["notes.txt"]
+
+
+async def test_a_refused_child_edit_is_reported_from_the_record(srv: ScriptedServer, make_agent: AgentFactory,
+                                                                workspace: Path, updates: Updates) -> None:
+    goal = "Write a new file"
+    router = Router([delegate(goal=goal, toolsets=["edit"]), text("it was refused")],
+                    {goal: [tools(call("write_file", {"path": "new.txt", "content": "new\n"})),
+                            text("I wrote new.txt")]})  # the child's words; the record says otherwise
+    srv.set_responder(router)
+    host = AnsweringHost(workspace, updates, answers=("reject_once",))
+    result = check(await make_agent(host=host, approval="ask", on_update=None).run_conversation("write"))
+    assert not (workspace / "new.txt").exists() and len(host.asked) == 1
+    [out] = tool_msgs(result)
+    assert "changed no file" in out["content"] and "refused: " in out["content"] and "rejected by the user" in out["content"]
+    assert result.files_changed == ()
