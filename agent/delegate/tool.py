@@ -33,6 +33,10 @@ DESCRIPTION = (
     "search, fetch; the default), edit (+ write and edit files), terminal (commands), mcp (the MCP tools). "
     "You get each subagent's answer and what it really changed. Subagents share this turn's step budget.")
 
+SHORT = "Hand self-contained tasks to subagents with their own context; get their reports."
+GUIDE = ("Hand broad explorations and independent sub-questions to `delegate_task` (several at once with "
+         "`tasks`); a subagent sees only the goal and context you give it, so make them self-contained.")
+
 _TASK_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
@@ -135,4 +139,4 @@ def delegate_tool(agent: AIAgent) -> Tool:
         return await _Run(agent, ctx, parse_tasks(args)).run()
 
     return Tool(name="delegate_task", description=DESCRIPTION, parameters=PARAMETERS, kind="think", run=run,
-                read_only=False, title=_title, timeout=None)
+                read_only=False, title=_title, timeout=None, short=SHORT, guide=GUIDE)
