@@ -159,8 +159,7 @@ class SessionStore:
     # -- sessions ------------------------------------------------------------------------------
 
     async def create_session(self, *, session_id: str, cwd: str | Path, model: str, system_prompt: str,
-                             title: str | None = None, parent_id: str | None = None,
-                             meta: dict[str, Any] | None = None,
+                             title: str | None = None, parent_id: str | None = None, meta: dict[str, Any] | None = None,
                              parent_tool_call_id: str | None = None) -> SessionRecord:
         """``parent_tool_call_id``: a subagent's session, started by that ``delegate_task`` call of ``parent_id``."""
         stamp = now_iso()
@@ -206,13 +205,10 @@ class SessionStore:
             return await tree.origin(conn, session_id)
 
     async def list_sessions(self, *, cwd: str | Path | None = None, query: str | None = None, limit: int = 50,
-                            cursor: str | None = None,
-                            children: bool = False) -> tuple[list[SessionRecord], str | None]:
-        """Sessions newest first (by ``updated_at``), a page at a time; the cursor is opaque.
-
-        ``query`` keeps the sessions whose messages or title match it (full-text search). Subagents' sessions
-        are left out unless ``children`` (they are listed under their parent: ``child_sessions``).
-        """
+                            cursor: str | None = None, children: bool = False) -> tuple[list[SessionRecord], str | None]:
+        """Sessions newest first (by ``updated_at``), a page at a time; the cursor is opaque. ``query`` keeps the
+        sessions whose messages or title match it (full-text search). Subagents' sessions are left out unless
+        ``children`` (they are listed under their parent: ``child_sessions``)."""
         where: list[str] = [] if children else ["parent_tool_call_id IS NULL"]
         args: list[Any] = []
         if cwd is not None:
@@ -244,10 +240,9 @@ class SessionStore:
     async def child_sessions(self, parent_id: str) -> list[SessionRecord]:
         """The subagents' sessions a session started (``delegate_task``), oldest first."""
         async with self._read() as conn:
-            rows = list(await conn.execute_fetchall(
+            return [record(r) for r in await conn.execute_fetchall(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent_id = ? AND parent_tool_call_id IS NOT NULL "
-                "ORDER BY created_at, id", (parent_id,)))
-        return [record(r) for r in rows]
+                "ORDER BY created_at, id", (parent_id,))]
 
     # -- messages ------------------------------------------------------------------------------
 

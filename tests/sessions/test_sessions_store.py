@@ -211,7 +211,7 @@ async def test_two_stores_on_one_file_interleave(tmp_path: Path) -> None:
 
 
 async def test_child_sessions_are_linked_and_listed_only_under_their_parent(tmp_path: Path) -> None:
-    """Subagents' sessions (docs/loop.md §9.9): migration 3's parent_tool_call_id, in a real file."""
+    """Subagents' sessions (docs/loop.md §9.9): migration 4's parent_tool_call_id, in a real file."""
     async with SessionStore(tmp_path / "s.db") as store:
         await store.create_session(session_id="p", cwd="/w", model="m", system_prompt="s")
         await store.create_session(session_id="c1", cwd="/w", model="m", system_prompt="c", parent_id="p",
