@@ -15,6 +15,7 @@ from .budget import IterationBudget
 from .checkpoints import Checkpoints
 from .compactor import AFTER_TURN, Compactor
 from .conversation import Conversation
+from .delegate.config import ParentLink, offers_delegation
 from .disk_host import DiskHost, UpdateCallback
 from .config import KEYWORD_DEFAULTS, Settings, with_keywords
 from .endpoints import Endpoints
@@ -60,7 +61,7 @@ class AIAgent:
         *, settings: Settings | None = None, session_id: str | None = None,
         iteration_budget: IterationBudget | None = None, tools: Sequence[Tool] | None = None,
         on_update: UpdateCallback | None = None, http_client: httpx.AsyncClient | None = None,
-        local_progress: Any = None, **options: Any,
+        local_progress: Any = None, parent: ParentLink | None = None, **options: Any,
     ) -> None:
         given = {"model": model, "base_url": base_url, "api_key": api_key, "provider": provider,
                  "max_iterations": max_iterations, "fallback_models": fallback_models}
@@ -70,17 +71,24 @@ class AIAgent:
         self.session_id = session_id or uuid.uuid4().hex
         self.root = Workspace(Path(workspace).resolve())  # extra roots: set_extra_roots
         self.host: Host = host if host is not None else DiskHost(self.root, on_update)
-        self.policy = PermissionPolicy(s.approval, allow_dangerous=s.allow_dangerous)
+        # A subagent shares its parent's policy: "always allow" answered to a child holds for the session.
+        self.policy = parent.policy if parent else PermissionPolicy(s.approval, allow_dangerous=s.allow_dangerous)
         self.sandbox = CommandSandbox(config_from(s.sandbox, s.sandbox_network, s.sandbox_writable), self.root,
                                       self._may_run_outside)
         self.registry = ToolRegistry(tools if tools is not None else BUILTIN_TOOLS)
+        self.level = parent.level if parent else 0  # 0: a session the user started; n: a subagent n deep
+        if (tools is None or parent is not None) and offers_delegation(s, profile, self.level):
+            from .delegate.tool import delegate_tool
+
+            self.registry.add(delegate_tool(self))
         self.budget = iteration_budget or IterationBudget(s.max_iterations)
         # A host *and* a callback: updates go to both.
         updates = UpdateSender(self.host, on_update if host is not None else None)
         self._endpoints = Endpoints(s, http_client, local_progress)
         caller = ModelCaller(self._endpoints, updates, s, profile)
         conversation = Conversation(self.session_id, self.root, session_db, system_message=s.system_message,
-                                    model=lambda: self._endpoints.model)
+                                    model=lambda: self._endpoints.model,
+                                    origin=(parent.session_id, parent.tool_call_id) if parent else None)
         self._checkpoints = Checkpoints(conversation)
         self._parts = TurnParts(
             conversation=conversation, caller=caller, updates=updates, registry=self.registry, host=self.host,
@@ -90,7 +98,7 @@ class AIAgent:
             tools=ToolRunner(settings=s, host=self.host, root=self.root, session_id=self.session_id,
                              policy=self.policy, updates=updates, checkpoints=self._checkpoints,
                              context_window=lambda: self.context_window, sandbox=self.sandbox,
-                             profile=profile),
+                             profile=profile, tap=parent.tap if parent else None),
             control=TurnControl(), titles=Titles(s.titles, conversation, caller, updates,
                                                  use_model=profile.model_titles),
             budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=s.max_iterations,
@@ -121,6 +129,11 @@ class AIAgent:
     @property
     def provider_name(self) -> str:
         return self._endpoints.provider_name
+
+    @property
+    def http_client(self) -> httpx.AsyncClient | None:
+        """The agent's HTTP client once set up (its children share it)."""
+        return self._endpoints.client
 
     @property
     def context_window(self) -> int:

@@ -65,6 +65,10 @@ class Settings:
     terminal_timeout: float = field(default=120.0, metadata=number(0.1, DAY, "seconds"))
     tool_output_limit: int | None = field(default=None, metadata=number(100, 100_000_000, "characters"))
     allow_dangerous: bool = False
+    # delegate_task (docs/loop.md §9.9): children running at once, how deep they may delegate, the small model
+    delegate_concurrency: int = field(default=3, metadata=number(1, 16, "subagents"))
+    delegate_depth: int = field(default=1, metadata=number(1, 2))
+    delegate_small_model: bool = False
     trajectory_path: str | None = None
     session_db: str | None = None
     trust_workspace_config: bool = False

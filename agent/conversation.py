@@ -27,8 +27,11 @@ class Conversation:
     (a caller's history, a compression) is written over the stored one at the next ``persist``."""
 
     def __init__(self, session_id: str, root: Path, session_db: str | Path | SessionStore | None, *,
-                 model: Callable[[], str], system_message: str | None = None) -> None:
+                 model: Callable[[], str], system_message: str | None = None,
+                 origin: tuple[str, str] | None = None) -> None:
         self.session_id = session_id
+        # A subagent's session: (the parent session's id, its delegate_task call's id), stored with the row.
+        self.origin = origin
         self.root = root
         self.messages: list[Message] = []
         self.system_prompt: str | None = None
@@ -228,8 +231,10 @@ class Conversation:
             self._needs_rewrite = False
             return
         if not self._session_row:
+            parent_id, call_id = self.origin or (None, None)
             await store.create_session(session_id=self.session_id, cwd=str(self.root), model=self._model(),
-                                       system_prompt=self.system_prompt or "")
+                                       system_prompt=self.system_prompt or "", parent_id=parent_id,
+                                       parent_tool_call_id=call_id)
             self._session_row = True
         if self._needs_rewrite:
             await store.replace_messages(self.session_id, self.messages)

@@ -44,6 +44,11 @@ class Endpoints:
         self._settings = replace(self._settings, thinking_budget=value)
 
     @property
+    def client(self) -> httpx.AsyncClient | None:
+        """The one HTTP client (None before ``open``)."""
+        return self._client
+
+    @property
     def fallback_count(self) -> int:
         return len(self._fallbacks)
 

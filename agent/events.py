@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import SessionUpdate
+from .types import SessionUpdate, Usage
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -101,10 +101,16 @@ def plan(entries: list[dict[str, Any]]) -> SessionUpdate:
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def usage_update(used: int, size: int, cost: float | None = None) -> SessionUpdate:
+def usage_update(used: int, size: int, cost: float | None = None, turn: Usage | None = None) -> SessionUpdate:
+    """``used``/``size``: the context meter; ``cost``: the session's so far. ``turn``: the turn's tokens so far,
+    its subagents' included (``_meta.agentls.turnUsage``)."""
     update: SessionUpdate = {"sessionUpdate": "usage_update", "used": max(0, used), "size": max(0, size)}
     if cost is not None:
         update["cost"] = {"amount": round(cost, 6), "currency": "USD"}
+    if turn is not None:
+        update["_meta"] = {"agentls": {"turnUsage": {
+            "promptTokens": turn["prompt_tokens"], "completionTokens": turn["completion_tokens"],
+            "cachedTokens": turn["cached_tokens"]}}}
     return update
 
 

@@ -138,7 +138,8 @@ class ModelCaller:
         if price is not None:
             self.cost = (self.cost or 0.0) + cost_of(usage, price)
         if used:
-            await self._updates.send(events.usage_update(used, self.endpoints.context_window, self.cost))
+            await self._updates.send(events.usage_update(used, self.endpoints.context_window, self.cost,
+                                                         state.usage))
 
     async def aux_call(self, prompt: str, *, purpose: str, max_tokens: int | None = None) -> str:
         """One tools-free, non-streamed call to the auxiliary model (the main model unless configured)."""

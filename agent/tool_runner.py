@@ -26,6 +26,7 @@ from .updates import UpdateSender
 
 if TYPE_CHECKING:
     from .context.hints import HintTracker
+    from .delegate.config import EditTap
     from .sandbox.session import CommandSandbox
 
 log = logging.getLogger("agentls.tools")
@@ -45,7 +46,8 @@ OPTIONS = (
 class ToolRunner:
     def __init__(self, *, settings: Settings, host: Host, root: Path, session_id: str, policy: PermissionPolicy,
                  updates: UpdateSender, checkpoints: Checkpoints, context_window: Callable[[], int],
-                 sandbox: CommandSandbox | None = None, profile: ModelProfile = GENERAL) -> None:
+                 sandbox: CommandSandbox | None = None, profile: ModelProfile = GENERAL,
+                 tap: EditTap | None = None) -> None:
         self.host = host
         self.root = root
         self.policy = policy
@@ -59,6 +61,7 @@ class ToolRunner:
         self._api_key = settings.api_key
         self._sandbox = sandbox
         self._profile = profile
+        self._tap = tap  # a subagent: its edits are checkpointed in its parent's turn (agent/delegate/config.py)
         self._hints: HintTracker | None = None
         self._secret_env: tuple[str, ...] | None = None  # read once per turn
         self._edited: list[Path] = []  # the files this turn's edits changed (the diagnostics tool reads it)
@@ -99,16 +102,21 @@ class ToolRunner:
                 outcome.refusal(action, title, refusal, self.policy.mode)
             return refusal
 
+        tap = self._tap
+
         async def checkpoint(path: Path, previous: str | None) -> None:
             outcome.before_change(path, previous)
-            await self._checkpoints.save(path, previous)
-
-        def set_plan(entries: list[dict[str, Any]]) -> None:
-            self.plan = entries
+            await (tap.checkpoint(path, previous) if tap else self._checkpoints.save(path, previous))
 
         def changed(path: Path, content: str | None) -> None:
             outcome.after_change(path, content)
-            self._checkpoints.note_after(path, content)
+            if tap is None:
+                self._checkpoints.note_after(path, content)
+            elif tap.changed:  # the parent's turn records it (its outcome, its checkpoint's after-state)
+                tap.changed(path, content)
+
+        def set_plan(entries: list[dict[str, Any]]) -> None:
+            self.plan = entries
 
         return ToolContext(host=self.host, root=self.root, session_id=self._session_id, task_id=task_id,
                            tool_call_id=tool_call_id, settings_terminal_timeout=self._terminal_timeout,

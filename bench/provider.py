@@ -7,6 +7,8 @@ Models:
 - ``bench:N``       N rounds of ``read_file bench.txt``, then "done" (the built-in ``bench`` responder);
 - ``slow:N:MS``     the same, each answer after MS milliseconds of model latency;
 - ``par:K``         one round of K parallel ``read_file f<i>.txt`` calls, then "done";
+- ``deleg:K:N:MS``   one ``delegate_task`` call with K tasks ``Bench child <i>``, then "done"; each child makes N
+  rounds of ``read_file bench.txt``, then answers, every answer after MS milliseconds;
 - ``stream:N:MS[:START]``  a text answer of N words ``w<START> w<START+1> ...`` (5 digits), one SSE frame
   per word, MS ms apart.
 
@@ -31,6 +33,7 @@ from agentls.agent.scripted import ScriptedServer, http11
 from agentls.agent.scripted.replies import RecordedRequest, Reply, call, text, tools
 from agentls.agent.scripted.responders import bench, count_tool_results
 
+CHILD = "Bench child"
 WORD = re.compile(rb'"content":\s*"(w\d{5})')
 _sent: dict[str, float] = {}
 
@@ -42,11 +45,22 @@ def _rounds(req: RecordedRequest, n: int, latency: float) -> Reply:
     return text("done", latency=latency)
 
 
+def _delegation(req: RecordedRequest, k: int, n: int, latency: float) -> Reply:
+    first = next((m for m in req.messages if m.get("role") == "user"), {})
+    if str(first.get("content") or "").startswith(CHILD):  # a child: N rounds, then its answer
+        return _rounds(req, n, latency)
+    if count_tool_results(req) == 0:
+        return tools(call("delegate_task", {"tasks": [{"goal": f"{CHILD} {i}"} for i in range(k)]}), latency=latency)
+    return text("done", latency=latency)
+
+
 def route(req: RecordedRequest) -> Reply:
     kind, _, rest = req.model.partition(":")
     args = rest.split(":")
     if kind == "slow":
         return _rounds(req, int(args[0]), int(args[1]) / 1000.0)
+    if kind == "deleg":
+        return _delegation(req, int(args[0]), int(args[1]), int(args[2]) / 1000.0)
     if kind == "par":
         k = int(args[0])
         if count_tool_results(req) < k:

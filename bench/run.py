@@ -25,7 +25,7 @@ if str(ROOT) not in sys.path:
 from bench.common import Row, load_average, machine, rows_from_json, table
 
 BENCHMARKS = ("loop_overhead", "startup", "parallel_tools", "concurrency", "streaming", "context", "sandbox",
-              "local_model", "mcp")
+              "local_model", "mcp", "delegate")
 
 
 def run_one(name: str, quick: bool) -> tuple[list[Row], float]:

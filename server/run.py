@@ -43,6 +43,12 @@ def exit_code(result: TurnResult) -> int:
     return EXIT_EDITS_FAILED if edits_failed(result) else EXIT_COMPLETED
 
 
+def _indent(update: SessionUpdate) -> str:
+    """A subagent's tool calls are indented under its delegate_task call."""
+    nested = ((update.get("_meta") or {}).get("agentls") or {}).get("parentToolCallId")
+    return "      " if nested else "  "
+
+
 class Renderer:
     """Human-readable progress on stderr: streamed text, one line per tool call, a spinner while waiting."""
 
@@ -53,6 +59,7 @@ class Renderer:
         self.quiet = quiet
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.titles: dict[str, str] = {}
+        self.children: list[dict[str, Any]] = []  # what each subagent did (docs/loop.md §9.9), for --json
         self.midline = False
         self._spin: asyncio.Task[None] | None = None
 
@@ -75,10 +82,13 @@ class Renderer:
         elif kind == "tool_call":
             self._newline()
             self.titles[update["toolCallId"]] = update.get("title", "")
-            self._write(f"  → {update.get('title', '')}\n")
+            self._write(f"{_indent(update)}→ {update.get('title', '')}\n")
         elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
             mark = "✓" if update["status"] == "completed" else "✗"
-            self._write(f"  {mark} {self.titles.get(update['toolCallId'], '')}\n")
+            self._write(f"{_indent(update)}{mark} {self.titles.get(update['toolCallId'], '')}\n")
+            raw = update.get("rawOutput")
+            if isinstance(raw, dict) and isinstance(raw.get("children"), list):  # delegate_task's subagents
+                self.children.extend(raw["children"])
         elif kind == "plan":
             self._newline()
             for entry in update.get("entries", []):
@@ -220,7 +230,8 @@ async def _run(ns: argparse.Namespace) -> int:
         await mcp.aclose()
     renderer._newline()
     if ns.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
+        print(json.dumps({**result.to_json(), "children": renderer.children}, ensure_ascii=False, indent=2,
+                         default=str))
     elif result.final_response and not (sys.stdout.isatty() and renderer.tty and not ns.quiet):
         print(result.final_response)  # on a terminal the streamed text already showed it
     if result.error is not None:

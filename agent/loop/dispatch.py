@@ -17,7 +17,7 @@ from .save import save
 from .state import TurnState
 from ..paths import OutsideWorkspace, resolve_in_workspace
 from ..truncate import cap_text
-from ..types import Message, SessionUpdate
+from ..types import Message, SessionUpdate, add_usage
 
 log = logging.getLogger("agentls.tools")
 
@@ -101,6 +101,8 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: li
                                     request_text(parts))
     else:
         out = await parts.tools.run(tool, args, call_id, turn.task_id)
+    if out.usage is not None:  # a subagent's model calls count in the turn's usage (docs/loop.md §9.9)
+        add_usage(turn.calls.usage, out.usage)
     text, _ = cap_text(out.text, parts.tools.output_limit)
     if p.note:
         text = f"[{p.note}]\n{text}"

@@ -50,7 +50,10 @@ def guard_calls(turn: TurnState, prepared: list[PreparedCall]) -> None:
 
 
 async def _grace(parts: TurnParts, turn: TurnState) -> BudgetExhausted:
-    """The budget is spent: one tools-free call asking for a summary. Its failure is the exit's error."""
+    """The budget is spent: one tools-free call asking for a summary. Its failure is the exit's error. A
+    subagent's share of its parent's budget has no grace call: it stops here (docs/loop.md §9.9)."""
+    if not parts.budget.grace:
+        return BudgetExhausted()
     try:
         response = await call_model(parts, turn, tools=False, extra_user=GRACE, purpose="grace")
     except ModelFailed as failed:

@@ -45,6 +45,7 @@ class SessionRecord:
     parent_id: str | None
     turn_count: int
     meta: dict[str, Any]
+    parent_tool_call_id: str | None = None  # a subagent's session: the parent's delegate_task call
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,9 @@ class SearchHit:
 
 
 def record(row: Sequence[Any]) -> SessionRecord:
-    sid, cwd, title, model, prompt, created, updated, parent, turns, meta = row
+    sid, cwd, title, model, prompt, created, updated, parent, turns, meta, *rest = row
     return SessionRecord(str(sid), str(cwd), title, str(model), str(prompt), str(created), str(updated),
-                         parent, int(turns), json.loads(meta) if meta else {})
+                         parent, int(turns), json.loads(meta) if meta else {}, rest[0] if rest else None)
 
 
 def encode_cursor(updated_at: str, session_id: str) -> str:

@@ -129,7 +129,14 @@ async def migration_3(conn: aiosqlite.Connection) -> None:
     await tree_migration(conn)
 
 
-MIGRATIONS: tuple[Migration, ...] = (migration_1, migration_2, migration_3)
+async def migration_4(conn: aiosqlite.Connection) -> None:
+    """Child sessions (``delegate_task``, docs/loop.md §9.9): the tool call of the parent that started one. A row
+    with it set is a subagent's session, listed under its parent (``parent_id``) and not at the top level."""
+    await conn.execute("ALTER TABLE sessions ADD COLUMN parent_tool_call_id TEXT")
+    await conn.execute("CREATE INDEX sessions_by_parent ON sessions(parent_id, created_at)")
+
+
+MIGRATIONS: tuple[Migration, ...] = (migration_1, migration_2, migration_3, migration_4)
 
 
 async def current_version(conn: aiosqlite.Connection) -> int:

@@ -57,7 +57,7 @@ DB_NAME = "sessions.db"
 MEMORY = ":memory:"  # a private in-memory database (tests, throwaway agents): no WAL, gone on close
 DATA_DIR_ENV = "AGENTLS_DATA_DIR"
 _SESSION_COLUMNS = ("id, cwd, title, model, system_prompt, created_at, updated_at, parent_id, "
-                    "turn_count, meta")
+                    "turn_count, meta, parent_tool_call_id")
 
 def default_db_path() -> Path:
     """``$AGENTLS_DATA_DIR/sessions.db`` when set, else the platform's user data dir."""
@@ -159,13 +159,14 @@ class SessionStore:
     # -- sessions ------------------------------------------------------------------------------
 
     async def create_session(self, *, session_id: str, cwd: str | Path, model: str, system_prompt: str,
-                             title: str | None = None, parent_id: str | None = None,
-                             meta: dict[str, Any] | None = None) -> SessionRecord:
+                             title: str | None = None, parent_id: str | None = None, meta: dict[str, Any] | None = None,
+                             parent_tool_call_id: str | None = None) -> SessionRecord:
+        """``parent_tool_call_id``: a subagent's session, started by that ``delegate_task`` call of ``parent_id``."""
         stamp = now_iso()
         row = (session_id, str(cwd), title, model, system_prompt, stamp, stamp, parent_id, 0,
-               json.dumps(meta or {}))
+               json.dumps(meta or {}), parent_tool_call_id)
         async with self._write() as conn:
-            await conn.execute(f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+            await conn.execute(f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
         return record(row)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
@@ -204,12 +205,11 @@ class SessionStore:
             return await tree.origin(conn, session_id)
 
     async def list_sessions(self, *, cwd: str | Path | None = None, query: str | None = None, limit: int = 50,
-                            cursor: str | None = None) -> tuple[list[SessionRecord], str | None]:
-        """Sessions newest first (by ``updated_at``), a page at a time; the cursor is opaque.
-
-        ``query`` keeps the sessions whose messages or title match it (full-text search).
-        """
-        where: list[str] = []
+                            cursor: str | None = None, children: bool = False) -> tuple[list[SessionRecord], str | None]:
+        """Sessions newest first (by ``updated_at``), a page at a time; the cursor is opaque. ``query`` keeps the
+        sessions whose messages or title match it (full-text search). Subagents' sessions are left out unless
+        ``children`` (they are listed under their parent: ``child_sessions``)."""
+        where: list[str] = [] if children else ["parent_tool_call_id IS NULL"]
         args: list[Any] = []
         if cwd is not None:
             where.append("cwd = ?")
@@ -236,6 +236,13 @@ class SessionStore:
         records = [record(r) for r in rows[: max(1, limit)]]
         more = len(rows) > max(1, limit)
         return records, (encode_cursor(records[-1].updated_at, records[-1].id) if more else None)
+
+    async def child_sessions(self, parent_id: str) -> list[SessionRecord]:
+        """The subagents' sessions a session started (``delegate_task``), oldest first."""
+        async with self._read() as conn:
+            return [record(r) for r in await conn.execute_fetchall(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent_id = ? AND parent_tool_call_id IS NOT NULL "
+                "ORDER BY created_at, id", (parent_id,))]
 
     # -- messages ------------------------------------------------------------------------------
 

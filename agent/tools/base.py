@@ -11,7 +11,7 @@ from ..host import Host
 from ..profile import GENERAL, ModelProfile
 from .reads import ReadLedger
 from ..sandbox.session import CommandSandbox
-from ..types import SessionUpdate
+from ..types import SessionUpdate, Usage
 
 JsonObject = dict[str, Any]
 
@@ -30,6 +30,7 @@ class ToolOutput:
     # Image parts (``image_url``) for the model: a provider that takes images in tool results sends them
     # beside ``text``; the others send ``text`` alone (which should say an image was there).
     images: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage | None = None  # tokens the tool's own model calls spent (subagents): added to the turn's
 
 
 Rewrite = Callable[[str], Awaitable[str]]  # an instruction, as a tool result -> the model's reply to it

@@ -165,4 +165,8 @@ class LspHost:
         if progress is not None:
             progress.on_update(update)
         if self._ls.features.updates:
-            self._ls.notify("agent/update", {"sessionId": self.session_id, "update": update})
+            params: dict[str, Any] = {"sessionId": self.session_id, "update": update}
+            parent = ((update.get("_meta") or {}).get("agentls") or {}).get("parentToolCallId")
+            if parent:  # a subagent's tool call (docs/protocol.md "agent/update")
+                params["parentToolCallId"] = parent
+            self._ls.notify("agent/update", params)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -64,9 +64,16 @@ class BadConfig(Exception):
     """The configuration for the session's directory is invalid."""
 
 
-def session_info(record: Any) -> dict[str, Any]:
-    """A stored session as both faces list it."""
-    return {"sessionId": record.id, "title": record.title, "cwd": record.cwd, "updatedAt": record.updated_at}
+def session_info(record: Any, children: Sequence[Any] = ()) -> dict[str, Any]:
+    """A stored session as both faces list it; its subagents' sessions (docs/loop.md §9.9) under
+    ``_meta.agentls.children``."""
+    info: dict[str, Any] = {"sessionId": record.id, "title": record.title, "cwd": record.cwd,
+                            "updatedAt": record.updated_at}
+    if children:
+        info["_meta"] = {"agentls": {"children": [
+            {"sessionId": c.id, "title": c.title, "parentToolCallId": c.parent_tool_call_id,
+             "updatedAt": c.updated_at} for c in children]}}
+    return info
 
 
 class SessionRegistry:
@@ -195,9 +202,9 @@ class SessionRegistry:
     async def listing(self, *, cwd: str | None = None, query: str | None = None, cursor: str | None = None,
                    limit: int = 50) -> tuple[list[dict[str, Any]], str | None]:
         """Stored sessions, newest first, in the listing shape; ``ValueError`` for a bad cursor."""
-        records, next_cursor = await (await self.store()).list_sessions(cwd=cwd, query=query, limit=limit,
-                                                                       cursor=cursor)
-        return [session_info(r) for r in records], next_cursor
+        store = await self.store()
+        records, next_cursor = await store.list_sessions(cwd=cwd, query=query, limit=limit, cursor=cursor)
+        return [session_info(r, await store.child_sessions(r.id)) for r in records], next_cursor
 
     # ----- closing ---------------------------------------------------------------------------
     async def close(self, session_id: str) -> bool:

@@ -45,7 +45,7 @@ def clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_every_numeric_setting_is_covered() -> None:
     assert set(NUMERIC) == {"max_iterations", "context_window", "compression_threshold", "request_timeout",
                             "max_retries", "max_tokens", "temperature", "thinking_budget", "terminal_timeout",
-                            "tool_output_limit"}
+                            "tool_output_limit", "delegate_concurrency", "delegate_depth"}
 
 
 def _check_error(error: ConfigError, key: str, source: str, name: str) -> None:
@@ -103,6 +103,7 @@ def test_good_numbers_at_the_edges_and_as_strings_are_taken(name: str, value: An
     ("max_iterations", 0), ("max_iterations", 10_001), ("max_iterations", 2.5), ("request_timeout", 0),
     ("request_timeout", 86_401), ("temperature", 2.01), ("max_tokens", 0), ("tool_output_limit", 99),
     ("context_window", 1023), ("compression_threshold", 0.96), ("max_retries", 101), ("terminal_timeout", -0.0),
+    ("delegate_concurrency", 0), ("delegate_concurrency", 17), ("delegate_depth", 3),
 ])
 def test_just_out_of_range_is_refused(name: str, value: Any) -> None:
     with pytest.raises(ConfigError, match=r"must be a (whole )?number from"):

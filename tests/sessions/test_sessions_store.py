@@ -208,3 +208,22 @@ async def test_two_stores_on_one_file_interleave(tmp_path: Path) -> None:
                                                       [{"role": "user", "content": f"m{i}"}], turn=i)
         total = len(await a.load_messages("s1")) + len(await b.load_messages("s2"))
         assert total == 20
+
+
+async def test_child_sessions_are_linked_and_listed_only_under_their_parent(tmp_path: Path) -> None:
+    """Subagents' sessions (docs/loop.md §9.9): migration 4's parent_tool_call_id, in a real file."""
+    async with SessionStore(tmp_path / "s.db") as store:
+        await store.create_session(session_id="p", cwd="/w", model="m", system_prompt="s")
+        await store.create_session(session_id="c1", cwd="/w", model="m", system_prompt="c", parent_id="p",
+                                   parent_tool_call_id="call_1")
+        await store.create_session(session_id="c2", cwd="/w", model="m", system_prompt="c", parent_id="p",
+                                   parent_tool_call_id="call_2")
+        await store.create_session(session_id="fork", cwd="/w", model="m", system_prompt="s", parent_id="p")
+        listed, _ = await store.list_sessions()
+        assert sorted(r.id for r in listed) == ["fork", "p"]
+        assert sorted(r.id for r in (await store.list_sessions(children=True))[0]) == ["c1", "c2", "fork", "p"]
+        children = await store.child_sessions("p")
+        assert [(c.id, c.parent_tool_call_id) for c in children] == [("c1", "call_1"), ("c2", "call_2")]
+    async with SessionStore(tmp_path / "s.db") as store:  # the link survives reopening the file
+        record = await store.get_session("c2")
+        assert record is not None and record.parent_id == "p" and record.parent_tool_call_id == "call_2"

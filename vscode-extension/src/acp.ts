@@ -67,6 +67,14 @@ export interface ToolCallFields {
   locations?: ToolCallLocation[] | null;
   rawInput?: unknown;
   rawOutput?: unknown;
+  /** agentls: a subagent's tool call names its delegate_task call (docs/acp.md "Subagents"). */
+  _meta?: { agentls?: { parentToolCallId?: unknown } | null } | null;
+}
+
+/** The delegate_task call a subagent's tool call belongs to, or null. */
+export function parentToolCallOf(f: ToolCallFields): string | null {
+  const parent = f._meta?.agentls?.parentToolCallId;
+  return typeof parent === 'string' && parent ? parent : null;
 }
 
 export type PlanEntryStatus = 'pending' | 'in_progress' | 'completed';
@@ -150,6 +158,17 @@ export interface SessionSummary {
   title?: string | null;
   cwd?: string | null;
   updatedAt?: string | null;
+  /** agentls: the subagents' sessions this one started (delegate_task), listed under it. */
+  _meta?: { agentls?: { children?: { sessionId?: unknown; title?: unknown }[] | null } | null } | null;
+}
+
+/** A listed session's subagent sessions (id and title), well-formed ones only. */
+export function childSessionsOf(s: SessionSummary): { sessionId: string; title: string }[] {
+  const list = s._meta?.agentls?.children;
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((c) => c && typeof c.sessionId === 'string')
+    .map((c) => ({ sessionId: c.sessionId as string, title: typeof c.title === 'string' && c.title ? c.title : 'Subagent' }));
 }
 
 export interface ListSessionsResult {

@@ -89,6 +89,27 @@ H.run("render", function()
   H.eq(R.render(s7), { "## You", "go", "", "## agentls", "▸ make ✓", "    │ line one", "    │ line two",
     "▸ make again ✓", "    ⌨ terminal gone" }, "terminal output and hidden plan tool")
 
+  -- A delegate_task card (kind think, yet shown) with its subagents' calls indented under it.
+  local s8 = R.new_state({})
+  R.begin_turn(s8, "explore")
+  R.apply(s8, { sessionUpdate = "tool_call", toolCallId = "d", title = "Delegate 2 tasks", kind = "think",
+    status = "pending", rawInput = { tasks = { { goal = "a" }, { goal = "b" } } } })
+  R.apply(s8, { sessionUpdate = "tool_call", toolCallId = "d.1.c", title = "Read a.py", kind = "read",
+    status = "pending", _meta = { agentls = { parentToolCallId = "d" } } })
+  R.apply(s8, { sessionUpdate = "tool_call_update", toolCallId = "d", status = "in_progress", content = {
+    { type = "content", content = { type = "text", text = "1. a — step 1: Read a.py\n2. b — waiting" } } } })
+  R.apply(s8, { sessionUpdate = "tool_call_update", toolCallId = "d.1.c", status = "completed" })
+  H.eq(R.render(s8), { "## You", "explore", "", "## agentls", "▸ Delegate 2 tasks …",
+    "    · 1. a — step 1: Read a.py", "    · 2. b — waiting", "    ▸ Read a.py ✓" }, "delegate card and nesting")
+  -- A client that meets the child first still nests it, and then shows the card.
+  local s9 = R.new_state({})
+  R.begin_turn(s9, "x")
+  R.apply(s9, { sessionUpdate = "tool_call", toolCallId = "e", title = "Delegate: x", kind = "think",
+    status = "completed" })
+  R.apply(s9, { sessionUpdate = "tool_call", toolCallId = "e.1.c", title = "Search", kind = "search",
+    status = "failed", _meta = { agentls = { parentToolCallId = "e" } } })
+  H.eq(R.render(s9), { "## You", "x", "", "## agentls", "▸ Delegate: x ✓", "    ▸ Search ✗" }, "card shown for a child")
+
   -- Interrupted and failed turns, the final answer when nothing streamed, compaction, notices.
   local s3 = R.new_state({ thoughts = "collapsed" })
   R.begin_turn(s3, "q")

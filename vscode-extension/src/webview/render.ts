@@ -7,6 +7,7 @@
  * the `post` callback (`ToExtension` messages).
  */
 
+import { childSessionsOf } from '../acp';
 import type { ToExtension, ToWebview } from '../protocol';
 import { basename, clip, compactionHtml, exitLabel, noticeHtml, permissionHtml, PLAN_ICON, thoughtHtml, toolHtml, userHtml } from './cards';
 import { icon } from './icons';
@@ -38,6 +39,8 @@ const el = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, html?: 
 export class ChatApp {
   readonly model = new ChatModel();
   private readonly rendered = new Map<string, { rev: number; node: HTMLElement }>();
+  /** delegate_task call id -> the element its subagents' cards are nested in. */
+  private readonly childBoxes = new Map<string, HTMLElement>();
   private scheduled = false;
   /** Scroll to the end on the next render even if the user had scrolled up. */
   private forceScroll = true;
@@ -217,6 +220,7 @@ export class ChatApp {
     if (dirty.reset) {
       for (const { node } of this.rendered.values()) node.remove();
       this.rendered.clear();
+      this.childBoxes.clear();
       this.sessionsPanel.hidden = true;
       stick = true;
     }
@@ -303,7 +307,11 @@ export class ChatApp {
         return (
           `<li class="session-item${current ? ' current' : ''}" role="option" tabindex="0" data-session-id="${escapeHtml(s.sessionId)}">` +
           `<span class="session-name">${escapeHtml(s.title || 'Untitled session')}</span>` +
-          `<span class="session-meta">${escapeHtml(relativeTime(s.updatedAt))}${s.cwd ? ` · ${escapeHtml(basename(s.cwd))}` : ''}</span></li>`
+          `<span class="session-meta">${escapeHtml(relativeTime(s.updatedAt))}${s.cwd ? ` · ${escapeHtml(basename(s.cwd))}` : ''}</span></li>` +
+          childSessionsOf(s)
+            .map((c) => `<li class="session-item child" role="option" tabindex="0" data-session-id="${escapeHtml(c.sessionId)}">` +
+              `<span class="session-name">↳ ${escapeHtml(c.title)}</span><span class="session-meta">subagent</span></li>`)
+            .join('')
         );
       })
       .join('') +
@@ -323,7 +331,9 @@ export class ChatApp {
       if (seen && seen.rev === item.rev && seen.node.classList.contains('streaming') === streaming) continue;
       const node = this.renderItem(item, seen?.node);
       node.classList.toggle('streaming', streaming);
-      if (!seen) this.transcript.insertBefore(node, this.workingEl);
+      const box = !seen && item.kind === 'tool' ? this.childBox(item.parentToolCallId) : null;
+      if (box) box.appendChild(node);  // a subagent's call, nested under its delegate card
+      else if (!seen) this.transcript.insertBefore(node, this.workingEl);
       else if (seen.node !== node) seen.node.replaceWith(node);
       this.rendered.set(item.id, { rev: item.rev, node });
     }
@@ -336,6 +346,23 @@ export class ChatApp {
         }
       }
     }
+  }
+
+  /** The container of a delegate_task card's subagent calls (made on first use); null when the card is not shown. */
+  private childBox(parentToolCallId: string | null): HTMLElement | null {
+    if (!parentToolCallId) return null;
+    let box = this.childBoxes.get(parentToolCallId);
+    if (box) return box;
+    const parent = this.model.toolItem(parentToolCallId);
+    const card = parent ? this.rendered.get(parent.id)?.node : undefined;
+    if (!card) return null;
+    box = el('div');
+    box.className = 'subagent-calls';
+    this.childBoxes.set(parentToolCallId, box);
+    card.appendChild(box);
+    card.classList.remove('no-body');
+    if (!card.dataset.toggled) (card as HTMLDetailsElement).open = true;
+    return box;
   }
 
   private renderItem(item: Item, prev: HTMLElement | undefined): HTMLElement {
@@ -367,7 +394,13 @@ export class ChatApp {
         if (!d.dataset.toggled) d.open = item.content.some((c) => c.type === 'diff') || item.status === 'failed';
         const { html, hasBody } = toolHtml(item, this.model.terminals);
         d.innerHTML = html;
-        d.classList.toggle('no-body', !hasBody);
+        const box = this.childBoxes.get(item.toolCallId);
+        if (box) {  // its subagents' calls survive the card's own update
+          d.appendChild(box);
+          if (!d.dataset.toggled && item.status === 'in_progress') d.open = true;
+        }
+        d.classList.toggle('no-body', !hasBody && !box);
+        d.classList.toggle('subagent', !!item.parentToolCallId);
         break;
       }
       case 'permission':

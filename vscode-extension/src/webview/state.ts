@@ -7,6 +7,7 @@
 
 import {
   blockText,
+  parentToolCallOf,
   type CompactionStatus,
   type ContentBlock,
   type PermissionOption,
@@ -57,6 +58,8 @@ export interface ToolItem extends ItemBase {
   content: ToolCallContent[];
   locations: ToolCallLocation[];
   rawInput: unknown;
+  /** A subagent's call: the delegate_task card it is nested under. */
+  parentToolCallId: string | null;
 }
 
 export interface PermissionItem extends ItemBase {
@@ -393,6 +396,7 @@ export class ChatModel {
         content: [],
         locations: [],
         rawInput: undefined,
+        parentToolCallId: parentToolCallOf(f),
       });
       this.byToolCall.set(f.toolCallId, item);
     }

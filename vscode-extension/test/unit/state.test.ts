@@ -14,6 +14,20 @@ function model(...msgs: ToWebview[]): ChatModel {
 }
 
 describe('chat state reducer', () => {
+  it('keeps a subagent call\'s delegate card (_meta.agentls.parentToolCallId)', () => {
+    const m = model(
+      upd({ sessionUpdate: 'tool_call', toolCallId: 'd1', title: 'Delegate: find it', kind: 'think', status: 'pending' }),
+      upd({ sessionUpdate: 'tool_call', toolCallId: 'd1.1.c1', title: 'Read a.py', kind: 'read', status: 'pending',
+        _meta: { agentls: { parentToolCallId: 'd1' } } }),
+      upd({ sessionUpdate: 'tool_call_update', toolCallId: 'd1.1.c1', status: 'completed' }),
+      upd({ sessionUpdate: 'tool_call', toolCallId: 'x', title: 'Odd', kind: 'read', status: 'pending',
+        _meta: { agentls: { parentToolCallId: 42 } } }),
+    );
+    const tools = m.items.filter((i): i is ToolItem => i.kind === 'tool');
+    assert.deepEqual(tools.map((t) => [t.toolCallId, t.parentToolCallId, t.status]),
+      [['d1', null, 'pending'], ['d1.1.c1', 'd1', 'completed'], ['x', null, 'pending']]);
+  });
+
   it('concatenates agent message chunks into one message', () => {
     const m = model(
       { type: 'userMessage', text: 'hi' },

@@ -116,6 +116,30 @@ describe('chat webview (headless Chromium)', function () {
     assert.match((await card.locator('.tool-output').textContent()) ?? '', /def parse_port/);
   });
 
+  it('nests a subagent\'s calls under its delegate card, through the card\'s own updates', async () => {
+    const u = (update: Record<string, unknown>): ToWebview => ({ type: 'update', sessionId: 'S', update: update as unknown as SessionUpdate });
+    const child = (id: string, status: string) => ({ toolCallId: `d1.1.${id}`, status, _meta: { agentls: { parentToolCallId: 'd1' } } });
+    await chat.send({ type: 'reset', sessionId: 'S', title: null }, { type: 'userMessage', text: 'explore' },
+      { type: 'turnState', running: true },
+      u({ sessionUpdate: 'tool_call', toolCallId: 'd1', title: 'Delegate: find the parser', kind: 'think', status: 'pending' }),
+      u({ sessionUpdate: 'tool_call', ...child('c1', 'pending'), title: 'Read parser.py', kind: 'read' }),
+      u({ sessionUpdate: 'tool_call_update', toolCallId: 'd1', status: 'in_progress',
+        content: [{ type: 'content', content: { type: 'text', text: '1. find the parser — step 1: Read parser.py' } }] }),
+      u({ sessionUpdate: 'tool_call_update', ...child('c1', 'completed') }),
+      u({ sessionUpdate: 'tool_call', ...child('c2', 'pending'), title: 'Search def parse', kind: 'search' }));
+    const card = chat.page.locator('details.tool[data-tool-call-id="d1"]');
+    const nested = card.locator('.subagent-calls > details.tool');
+    assert.deepEqual(await nested.evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.toolCallId, (e as HTMLElement).dataset.status])),
+      [['d1.1.c1', 'completed'], ['d1.1.c2', 'pending']]);
+    assert.equal(await card.evaluate((e) => (e as HTMLDetailsElement).open), true, 'open while its children run');
+    assert.match((await card.locator(':scope > .tool-body').textContent()) ?? '', /step 1: Read parser.py/);
+    // Top-level cards: only the delegate card.
+    assert.deepEqual(await chat.page.$$eval('.transcript > details.tool',
+      (els) => els.map((e) => (e as HTMLElement).dataset.toolCallId)), ['d1']);
+    await chat.send(u({ sessionUpdate: 'tool_call_update', toolCallId: 'd1', status: 'completed' }));
+    assert.equal(await nested.count(), 2, 'the children survive the card\'s last update');
+  });
+
   it('clicking a location asks the extension to open it', async () => {
     await chat.send(...start, ...fixtureMessages(fixture));
     await chat.clearPosted();
@@ -253,11 +277,14 @@ describe('chat webview (headless Chromium)', function () {
       type: 'sessions',
       sessions: [
         { sessionId: 'A', title: 'Validate ports', cwd: '/work/demo', updatedAt: new Date(now - 120_000).toISOString() },
-        { sessionId: 'B', title: 'Fix <b>flaky</b> test', cwd: '/work/demo', updatedAt: new Date(now - 3 * 3600_000).toISOString() },
+        { sessionId: 'B', title: 'Fix <b>flaky</b> test', cwd: '/work/demo', updatedAt: new Date(now - 3 * 3600_000).toISOString(),
+          _meta: { agentls: { children: [{ sessionId: 'B1', title: 'Find the <flaky> test' }, { sessionId: 7 }] } } },
       ],
     });
-    assert.deepEqual(await chat.page.locator('.session-name').allTextContents(), ['Validate ports', 'Fix <b>flaky</b> test']);
-    assert.deepEqual(await chat.page.locator('.session-meta').allTextContents(), ['2 min ago · demo', '3 h ago · demo']);
+    assert.deepEqual(await chat.page.locator('.session-name').allTextContents(),
+      ['Validate ports', 'Fix <b>flaky</b> test', '↳ Find the <flaky> test']);
+    assert.deepEqual(await chat.page.locator('.session-meta').allTextContents(), ['2 min ago · demo', '3 h ago · demo', 'subagent']);
+    assert.equal(await chat.page.locator('.session-item.child').getAttribute('data-session-id'), 'B1');
     assert.equal(await chat.page.locator('.session-item.current').getAttribute('data-session-id'), 'A');
     assert.equal(await chat.page.locator('[data-action="moreSessions"]').count(), 0, 'no more pages');
     await chat.clearPosted();

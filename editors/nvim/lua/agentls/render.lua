@@ -133,6 +133,17 @@ local function merge_tool(block, u)
   if type(u.locations) == "table" then
     block.locations = u.locations
   end
+  local raw = type(u.rawInput) == "table" and u.rawInput or nil
+  if raw and (raw.goal ~= nil or raw.tasks ~= nil) then
+    block.delegate = true -- a delegate_task card: shown, with one progress line per subagent
+  end
+end
+
+-- The delegate_task call a subagent's tool call belongs to (`_meta.agentls.parentToolCallId`), or nil.
+local function parent_of(u)
+  local meta = type(u._meta) == "table" and type(u._meta.agentls) == "table" and u._meta.agentls or nil
+  local parent = meta and meta.parentToolCallId
+  return type(parent) == "string" and parent ~= "" and parent or nil
 end
 
 local handlers = {}
@@ -160,6 +171,15 @@ end
 function handlers.tool_call(st, u)
   local block = tool_block(st, u.toolCallId or "?")
   merge_tool(block, u)
+  local parent = parent_of(u)
+  if parent and not block.parent then
+    block.parent = parent -- drawn indented under its delegate card
+    local card = st.tools[parent]
+    if card and not card.delegate then
+      card.delegate = true
+      touch(st, card)
+    end
+  end
   touch(st, block)
 end
 
@@ -407,7 +427,7 @@ function M.block_lines(st, block)
     elseif gap then
       lines = {}
     end
-  elseif kind == "tool" and block.tool_kind == "think" and block.status ~= "failed" then
+  elseif kind == "tool" and block.tool_kind == "think" and block.status ~= "failed" and not block.delegate then
     lines, hls = {}, {} -- "Update plan": the plan block shows it
   elseif kind == "tool" then
     local title = block.title ~= "" and block.title or (block.tool_kind or "tool")
@@ -451,9 +471,29 @@ function M.block_lines(st, block)
         else
           push("    ⌨ terminal " .. tostring(c.terminalId), "AgentlsThought")
         end
+      elseif c.type == "content" and block.delegate and block.status ~= "failed" then
+        for i, l in ipairs(split(vim.trim(content_text(c.content)))) do -- one line per subagent
+          if i > 8 then
+            break
+          end
+          push("    · " .. l, "AgentlsThought")
+        end
       elseif c.type == "content" and shown < st.opts.tool_output_lines
         and (block.tool_kind == "execute" or block.status == "failed") then
         output_lines(content_text(c.content))
+      end
+    end
+    if block.parent then -- a subagent's call: indented under its delegate card
+      for i, l in ipairs(lines) do
+        if l ~= "" then
+          lines[i] = "    " .. l
+        end
+      end
+      for _, h in ipairs(hls) do
+        h[2] = h[2] + 4
+        if h[3] ~= -1 then
+          h[3] = h[3] + 4
+        end
       end
     end
   elseif kind == "plan" then
