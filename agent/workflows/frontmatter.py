@@ -11,6 +11,8 @@ from typing import Any
 import yaml
 
 MAX_FRONT_MATTER = 16 * 1024
+MAX_NESTING = 32  # brackets deep: PyYAML's time grows with the square of it
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when it is there
 
 
 class BadFrontMatter(ValueError):
@@ -49,11 +51,13 @@ def _closing(text: str, start: int) -> tuple[int, int] | None:
 def parse(block: str) -> dict[str, Any]:
     if len(block.encode("utf-8", "replace")) > MAX_FRONT_MATTER:
         raise BadFrontMatter(f"the front matter is over {MAX_FRONT_MATTER // 1024} KB")
+    if _nesting(block) > MAX_NESTING:
+        raise BadFrontMatter(f"the front matter is nested more than {MAX_NESTING} brackets deep")
     try:
-        for event in yaml.parse(block, Loader=yaml.SafeLoader):
+        for event in yaml.parse(block, Loader=_LOADER):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise BadFrontMatter("the front matter uses YAML anchors or aliases, which are not accepted")
-        data = yaml.safe_load(block)
+        data = yaml.load(block, Loader=_LOADER)  # a safe loader: plain values only
     except yaml.YAMLError as exc:
         raise BadFrontMatter(f"the front matter is not valid YAML: {_first_line(exc)}") from None
     except RecursionError:
@@ -63,6 +67,18 @@ def parse(block: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadFrontMatter(f"the front matter must be a mapping of fields, not {type(data).__name__}")
     return {str(k): v for k, v in data.items()}
+
+
+def _nesting(block: str) -> int:
+    """How deep ``[`` and ``{`` go (quotes not taken into account: a bound, not a parse)."""
+    depth = deepest = 0
+    for ch in block:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def _first_line(exc: Exception) -> str:

@@ -86,6 +86,15 @@ async def make(srv: ScriptedServer, ws: Path, home: Path) -> AsyncIterator[Make]
         await agent.close()
 
 
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.split(")")[-1].split()[0] != "Z"
+
+
 def said(updates: list[dict[str, Any]]) -> str:
     """The agent's message text the user saw."""
     return "".join(u["content"]["text"] for u in updates if u.get("sessionUpdate") == "agent_message_chunk")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from agentls.agent.scripted import ScriptedServer, call, text, tools
 
-from .conftest import Make, hook_program, hooks_toml, said, write
+from .conftest import Make, alive, hook_program, hooks_toml, said, write
 
 
 def _config(home: Path, *entries: tuple[str, str, str | None, float | None]) -> None:
@@ -17,15 +16,6 @@ def _config(home: Path, *entries: tuple[str, str, str | None, float | None]) -> 
 
 def _results(agent: object) -> list[str]:
     return [str(m["content"]) for m in agent.messages if m.get("role") == "tool"]  # type: ignore[attr-defined]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split(")")[-1].split()[0] != "Z"
 
 
 async def test_pre_tool_use_exit_2_blocks_and_the_model_reads_why(make: Make, srv: ScriptedServer, ws: Path,
@@ -135,7 +125,7 @@ async def test_a_hung_hook_is_killed_with_its_children_and_the_turn_goes_on(make
     result = await agent.run_conversation("go")
     assert result.final_response == "ok" and (ws / "ran").exists()
     assert "timed out after 1s" in said(updates)  # type: ignore[arg-type]
-    assert not any(_alive(int(p)) for p in pids.read_text().split())
+    assert not any(alive(int(p)) for p in pids.read_text().split())
 
 
 async def test_a_flood_of_output_and_a_daemon_do_not_hold_the_turn(make: Make, srv: ScriptedServer,
@@ -154,7 +144,7 @@ async def test_a_flood_of_output_and_a_daemon_do_not_hold_the_turn(make: Make, s
     assert result.final_response == "ok"
     sent = srv.requests[0].last_user_text or ""
     assert "daemon started" in sent and len(sent) < 30_000
-    assert not _alive(int(pidfile.read_text()))
+    assert not alive(int(pidfile.read_text()))
 
 
 async def test_workspace_hooks_need_trust(make: Make, srv: ScriptedServer, ws: Path, home: Path) -> None:
