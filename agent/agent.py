@@ -110,7 +110,7 @@ class AIAgent:
         self.workflows = workflows
         if workflows is not None:  # its tools, where the user hears of its problems (docs/workflows.md)
             workflows.attach(self.session_id, lambda text: updates.send(events.message_chunk(f"\n> agentls: {text}\n\n")))
-            for tool in workflows.tools():
+            for tool in workflows.tools() if not profile.compact else ():  # a small model: its compact tool set only
                 self.registry.add(tool)
             self._parts.tools.read_outside = workflows.read_outside
         self._ready = False

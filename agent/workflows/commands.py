@@ -19,7 +19,7 @@ from pathlib import Path
 from . import frontmatter, scan
 
 # The faces' own commands: a file of the same name never replaces one (server/acp/commands.py).
-RESERVED = frozenset({"compact", "undo", "model", "context", "help", "memory"})
+RESERVED = frozenset({"compact", "undo", "rewind", "model", "context", "help", "memory"})
 NAME_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 _MARKDOWN = re.compile(r"\$(ARGUMENTS|[1-9])")
 _TOML = re.compile(r"\{\{args\}\}")

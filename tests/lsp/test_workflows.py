@@ -28,6 +28,8 @@ async def test_commands_from_three_places_are_listed_and_expand(editor: Editor, 
     _write(user, "Say hello to $1\n")
     try:
         await initialize(editor, srv, workspace)
+        before = await request(editor, "agent/listCommands", {})  # no session yet: the workspace root's
+        assert {"review", "frontend:lint", "tidy", "lsp-greet", "memory"} <= {c["name"] for c in before["commands"]}
         sid = await new_session(editor)
         listed = await request(editor, "agent/listCommands", {"sessionId": sid})
         by_name = {c["name"]: c for c in listed["commands"]}
