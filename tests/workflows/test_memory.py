@@ -63,3 +63,14 @@ async def test_slash_memory_shows_both_and_where(make: Make, srv: ScriptedServer
     assert "user fact" in shown and "project fact" in shown
     assert str(home / "data/memory.md") in shown and str(ws / ".agentls/memory.md") in shown
     assert srv.requests == [] and agent.messages == []
+
+
+async def test_a_small_model_keeps_its_compact_tool_set(make: Make, srv: ScriptedServer, ws: Path, home: Path) -> None:
+    write(home / "data/memory.md", "- a fact\n")
+    write(ws / ".agents/skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy imports\n---\nSort them.\n")
+    agent = make(small_model=True)
+    assert "memory" not in agent.registry.names and "skill" not in agent.registry.names
+    srv.push(text("ok"))
+    await agent.run_conversation("/tidy")
+    assert "Sort them." in (srv.requests[0].last_user_text or "")  # its slash command still works
+    assert "a fact" not in (agent.system_prompt or "") and "Tidy imports" not in (agent.system_prompt or "")
