@@ -85,3 +85,10 @@ async def test_a_bad_command_file_is_one_warning_and_the_rest_work(make: Make, s
     assert srv.requests[-1].last_user_text == "Good two"
     shown = said(updates)  # type: ignore[arg-type]
     assert shown.count("bad.md") == 1 and "not valid YAML" in shown
+
+
+def test_every_builtin_of_the_faces_is_reserved() -> None:
+    from agentls.agent.workflows.commands import RESERVED
+    from agentls.server.acp.commands import COMMANDS
+
+    assert set(COMMANDS) <= RESERVED
