@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from . import events
 from .budget import IterationBudget
 from .checkpoints import Checkpoints
 from .compactor import AFTER_TURN, Compactor
@@ -42,6 +43,7 @@ from .updates import UpdateSender
 
 if TYPE_CHECKING:
     from .sessions.store import SessionStore
+    from .workflows import Workflows
 
 log = logging.getLogger("agentls.agent")
 
@@ -61,7 +63,8 @@ class AIAgent:
         *, settings: Settings | None = None, session_id: str | None = None,
         iteration_budget: IterationBudget | None = None, tools: Sequence[Tool] | None = None,
         on_update: UpdateCallback | None = None, http_client: httpx.AsyncClient | None = None,
-        local_progress: Any = None, parent: ParentLink | None = None, **options: Any,
+        local_progress: Any = None, parent: ParentLink | None = None,
+        workflows: Workflows | None = None, **options: Any,
     ) -> None:
         given = {"model": model, "base_url": base_url, "api_key": api_key, "provider": provider,
                  "max_iterations": max_iterations, "fallback_models": fallback_models}
@@ -102,8 +105,14 @@ class AIAgent:
             control=TurnControl(), titles=Titles(s.titles, conversation, caller, updates,
                                                  use_model=profile.model_titles),
             budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=s.max_iterations,
-            trajectory_path=Path(s.trajectory_path) if s.trajectory_path else None)
+            trajectory_path=Path(s.trajectory_path) if s.trajectory_path else None, workflows=workflows)
         self._parts.tools.on_mode = self.set_mode
+        self.workflows = workflows
+        if workflows is not None:  # its tools, where the user hears of its problems (docs/workflows.md)
+            workflows.attach(self.session_id, lambda text: updates.send(events.message_chunk(f"\n> agentls: {text}\n\n")))
+            for tool in workflows.tools() if not profile.compact else ():  # a small model: its compact tool set only
+                self.registry.add(tool)
+            self._parts.tools.read_outside = workflows.read_outside
         self._ready = False
         self._closed = False
 
@@ -249,6 +258,8 @@ class AIAgent:
                 return queued
         async with self._parts.control.lock:
             await self._setup()
+            if self.workflows is not None:
+                await self.workflows.before_compact("manual", focus)
             out = await compactor.compress(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
             return out or {"error": "compression failed"}
 

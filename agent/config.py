@@ -179,7 +179,7 @@ def merge(base: Settings, values: Mapping[str, Any], source: str, *, errors: lis
     changes: dict[str, Any] = {}
     sources = dict(base.sources)
     for key, value in values.items():
-        if key in MCP_KEYS:
+        if key in MCP_KEYS or key == "hooks":  # hooks: agent/workflows/hook_config.py
             continue
         checked = _check(base, key, value, source, errors, aliases)
         if checked is not None:

@@ -54,8 +54,9 @@ class ModelProfile:
                        model_titles=not local)
 
     async def system_prompt(self, root: Path, root_context: str | None, extra: str | None,
-                            tools: Sequence[Tool]) -> str:
-        """The session's system prompt (built once, stored): the compact one lists the workspace's files."""
+                            tools: Sequence[Tool], workflows: str | None = None) -> str:
+        """The session's system prompt (built once, stored): the compact one lists the workspace's files (and
+        no skills or memory: ``workflows``, agent/workflows, is for the general prompt)."""
         if self.compact:
             import anyio.to_thread
 
@@ -66,7 +67,7 @@ class ModelProfile:
         from .context.prompt import build_system_prompt
 
         return build_system_prompt(root=root, root_context=root_context, extra=extra,
-                                   tool_names=[t.name for t in tools], tools=tools)
+                                   tool_names=[t.name for t in tools], tools=tools, workflows=workflows)
 
 
 GENERAL = ModelProfile("general", compact=False, described_edits=False, preread=False, resamples=0,

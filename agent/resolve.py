@@ -58,5 +58,11 @@ def agent_from_settings(settings: Settings, *, workspace: Path, host: Host | Non
     ``AIAgent``'s keyword arguments (``system_message``, ``local_progress``...)."""
     from .agent import AIAgent
 
+    if "workflows" not in options:  # command files, skills, hooks, memory (agent/workflows)
+        from .config import user_config_path
+        from .workflows import Workflows
+
+        options["workflows"] = Workflows.from_config(workspace, user_config_path(),
+                                                     trusted=settings.trust_workspace_config)
     return AIAgent(settings=resolved(settings), workspace=workspace, host=host, session_id=session_id,
                    session_db=session_db, http_client=http_client, **options)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +68,8 @@ class ToolRunner:
         self.reads = ReadLedger()  # read before overwrite, for the session (agent/tools/reads.py)
         self._outcome = OutcomeRecorder()  # what the current turn really did (agent/outcome.py)
         self.on_mode: Callable[[str], None] | None = None  # switches the session's mode (exit_plan)
+        # A user-level skill's files, which read_file may read outside the workspace (agent/workflows)
+        self.read_outside: Callable[[object], Awaitable[str | None]] | None = None
 
     def open(self, messages: Iterable[Message]) -> None:
         """Subdirectory hints already shown in a resumed transcript are not shown again."""
@@ -92,11 +94,13 @@ class ToolRunner:
         return await self._hints.hints_for(paths)
 
     def context(self, tool_call_id: str, task_id: str | None, rewrite: Rewrite | None = None,
-                request: str = "") -> ToolContext:
+                request: str = "", approved: bool = False) -> ToolContext:
         outcome = self._outcome
 
         async def ask(title: str, action: str, raw_input: dict[str, Any], key: str, dangerous: bool,
                       content: list[dict[str, Any]]) -> str | None:
+            if approved:  # a PreToolUse hook allowed this call (agent/workflows/hooks.py)
+                return None
             refusal = await self.ask_permission(tool_call_id, title, action, raw_input, key, dangerous, content)
             if refusal:
                 outcome.refusal(action, title, refusal, self.policy.mode)
@@ -124,18 +128,19 @@ class ToolRunner:
                            send_update=self._updates.send, set_plan=set_plan, secret_env=self.secret_env(),
                            sandbox=self._sandbox, edited=self._edited, reads=self.reads,
                            changed=changed, profile=self._profile, rewrite=rewrite,
-                           request=request, set_mode=self.on_mode)
+                           request=request, set_mode=self.on_mode,
+                           read_outside=self.read_outside)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None,
-                  rewrite: Rewrite | None = None, request: str = "") -> ToolOutput:
+                  rewrite: Rewrite | None = None, request: str = "", approved: bool = False) -> ToolOutput:
         """The tool's output; a failure, a crash or its time limit is an error output, never an exception
-        (cancellation aside)."""
+        (cancellation aside). ``approved``: no permission prompt (a hook allowed the call)."""
         if self.policy.mode == "plan" and not runs_in_plan_mode(tool):
             text = plan_refusal(tool.name)
             self._outcome.refusal("edit" if tool.kind == "edit" else "execute", tool.title(args) or tool.name, text,
                                   "plan")
             return ToolOutput(text, is_error=True)
-        ctx = self.context(tool_call_id, task_id, rewrite, request)
+        ctx = self.context(tool_call_id, task_id, rewrite, request, approved)
         try:
             if tool.timeout is None:
                 return await tool.run(ctx, args)

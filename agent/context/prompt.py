@@ -59,13 +59,14 @@ def build_system_prompt(
     extra: str | None = None,
     tool_names: Sequence[str] = (),
     tools: Sequence[Tool] | None = None,
+    workflows: str | None = None,
 ) -> str:
     """The system prompt for a session rooted at ``root``.
 
     ``root_context`` is the project's instruction file (``load_root_context``), shown in a
     delimited section; ``extra`` (a caller's own system message) comes last; ``tool_names``, when
     given, limits the tool-specific guidelines to the tools that exist; ``tools`` carry them (``Tool.guide``;
-    None: the built-in tools). Deterministic.
+    None: the built-in tools); ``workflows`` is the session's skills and memory. Deterministic.
     """
     guides = _guides(tools, set(tool_names))
     sections = [
@@ -84,6 +85,8 @@ def build_system_prompt(
             f"{root_context.strip()}\n"
             "</project-instructions>"
         )
+    if workflows and workflows.strip():  # skills and memory (agent/workflows/session.py: prompt_section)
+        sections.append(workflows.strip())
     if extra and extra.strip():
         sections.append(extra.strip())
     return "\n\n".join(sections) + "\n"

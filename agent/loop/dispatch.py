@@ -16,6 +16,7 @@ from .rewrite import request_text, rewriter
 from .save import save
 from .state import TurnState
 from ..paths import OutsideWorkspace, resolve_in_workspace
+from ..tools.base import ToolOutput
 from ..truncate import cap_text
 from ..types import Message, SessionUpdate, add_usage
 
@@ -96,11 +97,19 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: li
     assert tool is not None and args is not None
     call_id = p.call["id"]
     await parts.updates.send(events.tool_call_update(call_id, status="in_progress"))
-    if parts.profile.described_edits:  # its edits are said in words (tools/described.py): the model writes the text
-        out = await parts.tools.run(tool, args, call_id, turn.task_id, rewriter(parts, turn, p.call),
-                                    request_text(parts))
-    else:
-        out = await parts.tools.run(tool, args, call_id, turn.task_id)
+
+    async def run(approved: bool) -> ToolOutput:
+        if parts.profile.described_edits:  # its edits are said in words (tools/described.py): the model writes the text
+            return await parts.tools.run(tool, args, call_id, turn.task_id, rewriter(parts, turn, p.call),
+                                         request_text(parts), approved=approved)
+        return await parts.tools.run(tool, args, call_id, turn.task_id, approved=approved)
+
+    if parts.workflows is None:
+        out = await run(False)
+    else:  # PreToolUse and PostToolUse hooks (agent/workflows/gate.py)
+        from ..workflows.gate import guarded
+
+        out = await guarded(parts.workflows, parts.tools, tool, args, call_id, run)
     if out.usage is not None:  # a subagent's model calls count in the turn's usage (docs/loop.md §9.9)
         add_usage(turn.calls.usage, out.usage)
     text, _ = cap_text(out.text, parts.tools.output_limit)

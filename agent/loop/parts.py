@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..budget import IterationBudget
 from ..compactor import Compactor
@@ -17,6 +18,9 @@ from ..tool_views import ToolViews
 from ..tools.registry import ToolRegistry
 from ..turn_control import TurnControl
 from ..updates import UpdateSender
+
+if TYPE_CHECKING:
+    from ..workflows import Workflows
 
 
 @dataclass(frozen=True)
@@ -36,3 +40,4 @@ class TurnParts:
     budget_shared: bool  # a shared budget is not reset per turn
     max_iterations: int  # model calls per turn for this agent
     trajectory_path: Path | None = None
+    workflows: Workflows | None = None  # custom commands, skills, hooks, memory (agent/workflows)

@@ -80,6 +80,8 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
             raise Interrupted()
         await parts.compactor.run_queued()
         if partial is None and parts.compactor.due():
+            if parts.workflows is not None:
+                await parts.workflows.before_compact("auto", None)
             await parts.compactor.compress(automatic=True)
         # max_iterations bounds this agent; the budget may be shared with subagents and bound them all.
         if turn.iterations >= parts.max_iterations or not parts.budget.consume():
@@ -146,4 +148,11 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
             extra_user = CONTINUE
             continue
         messages.append(message)
+        if parts.workflows is not None:  # a Stop hook may send the model back to work (bounded, on the budget)
+            more = await parts.workflows.at_stop(text, turn.stop_continues)
+            if more is not None:
+                turn.stop_continues += 1
+                messages.append({"role": "user", "content": f"(A Stop hook asks you to continue: {more})",
+                                 "meta": {"hook": "Stop"}})
+                continue
         return Ending(ExitReason.TEXT_RESPONSE, final_response=text)

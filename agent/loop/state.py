@@ -22,6 +22,7 @@ class TurnState:
     nudged: bool = False
     empty_retries: int = 0
     continuations: int = 0
+    stop_continues: int = 0  # times a Stop hook sent the model back to work (agent/workflows)
     cleanup_errors: list[str] = field(default_factory=list)
     outcome: OutcomeRecorder = field(default_factory=OutcomeRecorder)  # what the turn really did
     guard: LoopGuard = field(default_factory=LoopGuard)  # repeated identical calls stop tool use

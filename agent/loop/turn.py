@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -39,8 +39,9 @@ async def _start(parts: TurnParts, req: TurnRequest) -> TurnState:
             system_message = system_message or str(items.pop(0).get("content") or "")
         conversation.replace(repair(items))
     tools = parts.registry.tools()
+    workflows = parts.workflows.prompt_section() if parts.workflows else None  # skills, memory: agent/workflows
     await conversation.ensure_system_prompt(
-        system_message, lambda context, extra: parts.profile.system_prompt(conversation.root, context, extra, tools))
+        system_message, lambda context, extra: parts.profile.system_prompt(conversation.root, context, extra, tools, workflows=workflows))
     if not parts.budget_shared:
         parts.budget.reset()
     conversation.start_turn(req.content)
@@ -87,6 +88,11 @@ async def _announced(parts: TurnParts, req: TurnRequest) -> TurnResult:
 
 
 async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
+    if parts.workflows is not None:  # a custom /command expanded, SessionStart and UserPromptSubmit hooks
+        begun = await parts.workflows.begin_turn(req.content, resumed=bool(parts.conversation.messages))
+        if begun.answer is not None:
+            return await _answered(parts, begun.answer)
+        req = replace(req, content=begun.content)
     turn = await _start(parts, req)
     try:
         ending = await run_rounds(parts, turn)
@@ -108,3 +114,11 @@ async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
                       files_changed=outcome.files_changed(conversation.root), failed_calls=outcome.failed_calls(),
                       refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
                       last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped)
+
+
+async def _answered(parts: TurnParts, text: str) -> TurnResult:
+    """Answered without the model (``/memory``, a prompt a hook blocked): nothing reaches the model or the store."""
+    await parts.updates.send(events.message_chunk(text + "\n"))
+    conversation = parts.conversation
+    return TurnResult(session_id=conversation.session_id, exit_reason=ExitReason.TEXT_RESPONSE, final_response=text,
+                      messages=conversation.transcript())

@@ -70,6 +70,8 @@ class ToolContext:
     request: str = ""  # the user's request of this turn (for the rewrite's instruction)
     # Switches the session's approval mode (exit_plan, agent/plan_mode.py); None where it cannot.
     set_mode: Callable[[str], None] | None = None
+    # The text of a file outside the workspace read_file may read (a user-level skill's), else None
+    read_outside: Callable[[object], Awaitable[str | None]] | None = None
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

@@ -58,10 +58,13 @@ def _format(rel: str, window: TextWindow, offset: int) -> str:
 
 
 async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
-    path, note = await locate(ctx, args.get("path"))
-    rel = display(ctx.root, path)
     offset = max(1, int(args.get("offset") or 1))
     limit = max(1, int(args.get("limit") or DEFAULT_LINES))
+    outside = await ctx.read_outside(args.get("path")) if ctx.read_outside is not None else None
+    if outside is not None:  # a user-level skill's file (agent/workflows/skills.py): read-only, from disk
+        return ToolOutput(_format(str(args["path"]), TextWindow.of_text(outside, offset, limit, MAX_LINE_CHARS), offset))
+    path, note = await locate(ctx, args.get("path"))
+    rel = display(ctx.root, path)
     size = await disk_size(ctx, path)
     if size is not None and size > WINDOW_FROM_BYTES:
         try:

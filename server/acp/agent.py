@@ -54,6 +54,7 @@ class AgentlsAcp(Agent):
         self._sessions: SessionRegistry | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._watched: set[str] = set()  # sessions whose MCP prompts update the slash commands
+        self._commands_sent: dict[str, dict[str, Any]] = {}  # the last available_commands_update of each session
 
     def on_connect(self, conn: Client) -> None:
         self._face = AcpFace(conn, self._transport, self._state)
@@ -84,9 +85,17 @@ class AgentlsAcp(Agent):
         self._send_commands(session)
         self._watch_mcp(session)
 
-    def _send_commands(self, session: LiveSession) -> None:
+    def _commands_changed(self, session: LiveSession) -> None:
+        """The command files are read again at each turn (agent/workflows): a list that changed is sent again."""
+        update = commands.available_commands_update(session)
+        if update != self._commands_sent.get(session.session_id):
+            self._send_commands(session, update)
+
+    def _send_commands(self, session: LiveSession, update: dict[str, Any] | None = None) -> None:
         sink = self.face.sink(session.session_id)
-        task = asyncio.ensure_future(sink.send(commands.available_commands_update(session)))
+        update = update or commands.available_commands_update(session)
+        self._commands_sent[session.session_id] = update
+        task = asyncio.ensure_future(sink.send(update))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -132,7 +141,8 @@ class AgentlsAcp(Agent):
         sink = self.face.sink(session_id)
         for update in replay_updates(agent.messages, agent.root):  # the whole history, before the answer
             await sink.send(update)
-        await sink.send(commands.available_commands_update(session))
+        self._commands_sent[session_id] = commands.available_commands_update(session)
+        await sink.send(self._commands_sent[session_id])
         self._watch_mcp(session)
         response: dict[str, Any] = {"modes": modes.mode_state(session), "configOptions": modes.config_options(session)}
         if elsewhere is not None:  # readable, but a prompt here is refused until that turn ends
@@ -223,6 +233,7 @@ class AgentlsAcp(Agent):
                 reason = await turns.prompt(self.sessions, session, sink, blocks, meta)
             await tree.remember(self.sessions, session)  # a mode exit_plan chose, the model of the turn
         self._watch_mcp(session)  # a session that got its agent (and its servers) at this prompt
+        self._commands_changed(session)
         response: dict[str, Any] = {"stopReason": reason}
         if meta:
             response["_meta"] = {"agentls": meta}  # the turn's usage (PromptResponse has no field for it in v1)

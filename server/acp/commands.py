@@ -1,7 +1,8 @@
 """Slash commands: advertised with ``available_commands_update``, run when a prompt starts with one.
 
-Only the names below, and the prompts of the session's MCP servers (``agentls.agent.mcp.prompts``), are
-commands; any other text starting with ``/`` (a path, say) goes to the model.
+Only the names below, the session's command files and skills (``agentls.agent.workflows``, expanded by the core
+when the turn starts) and the prompts of its MCP servers (``agentls.agent.mcp.prompts``) are commands; any other
+text starting with ``/`` (a path, say) goes to the model.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from . import lifecycle, modes
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
     from agentls.agent.mcp.prompts import PromptCommand
+    from agentls.agent.workflows.commands import CustomCommand
     from .updates import UpdateSink
     from ..runtime.live import LiveSession
     from ..runtime.registry import SessionRegistry
@@ -28,15 +30,22 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "model": ("Show the model, or switch to another one for the next turns", "model name"),
     "context": ("Show how much of the context window is in use, and the MCP servers", None),
     "help": ("List the slash commands", None),
+    "memory": ("Show what agentls remembers (user and project memory) and where it lives", None),
 }
 _COMMAND = re.compile(r"^/([A-Za-z0-9_.:-]+)(?:\s+(.*))?$", re.DOTALL)
 
 
+def custom(session: LiveSession | None) -> list[CustomCommand]:
+    """The session's command files and skills (agent/workflows), as they were last read."""
+    workflows = session.agent.workflows if session is not None and session.agent is not None else None
+    return list(workflows.commands.values()) if workflows is not None else []
+
+
 def mcp_prompts(session: LiveSession | None) -> list[PromptCommand]:
-    """The prompts of the session's ready MCP servers, as commands (never shadowing a built-in one)."""
+    """The prompts of the session's ready MCP servers, as commands (never shadowing a built-in one or a file's)."""
     from agentls.agent.mcp.prompts import commands
 
-    return commands(session.mcp if session is not None else None, set(COMMANDS))
+    return commands(session.mcp if session is not None else None, set(COMMANDS) | {c.name for c in custom(session)})
 
 
 def available_commands_update(session: LiveSession | None = None) -> dict[str, Any]:
@@ -46,6 +55,7 @@ def available_commands_update(session: LiveSession | None = None) -> dict[str, A
         if hint:
             command["input"] = {"hint": hint}
         commands.append(command)
+    commands += [c.available() for c in custom(session)]
     commands += [c.available() for c in mcp_prompts(session)]
     return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
@@ -83,6 +93,7 @@ async def run(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink,
     """Run a command; the answer goes out as ``agent_message_chunk``s. Returns the stop reason."""
     if name == "help":
         lines = [f"- `/{n}{' <' + h + '>' if h else ''}`: {d}" for n, (d, h) in COMMANDS.items()]
+        lines += [f"- `/{c.name}{' <' + c.hint + '>' if c.hint else ''}`: {c.description}" for c in custom(session)]
         lines += [f"- `{c.usage()}`: {c.available()['description']}" for c in mcp_prompts(session)]
         await sink.text("Slash commands:\n" + "\n".join(lines) + "\n")
         return "end_turn"
@@ -97,6 +108,10 @@ async def run(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink,
         await _model(session, sink, arg)
     elif name == "context":
         await _context(session, agent, sink)
+    elif name == "memory":
+        workflows = agent.workflows
+        await sink.text((workflows.memory.report() if workflows is not None else "Memory is off for this session.")
+                        + "\n")
     return "end_turn"
 
 

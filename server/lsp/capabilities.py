@@ -16,7 +16,7 @@ PROTOCOL_VERSION = 1
 METHODS = (
     "agent/newSession", "agent/turn", "agent/steer", "agent/interrupt", "agent/compress",
     "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers", "agent/forkSession",
-    "agent/rewind", "agent/setMode", "agent/deleteSession",
+    "agent/rewind", "agent/setMode", "agent/deleteSession", "agent/listCommands",
 )
 UPDATE_KINDS = (
     "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "usage_update",

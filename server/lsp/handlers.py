@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from . import commands, mcp, methods, tree
+from . import commands, mcp, methods, tree, workflows
 from .capabilities import CODE_ACTION_KIND
 from .host import LspHost
 from .server import AgentServer
@@ -30,6 +30,7 @@ AGENT_METHODS: dict[str, Callable[[AgentServer, Any], Awaitable[dict[str, Any]]]
     "agent/rewind": tree.rewind,
     "agent/setMode": tree.set_mode,
     "agent/deleteSession": tree.delete_session,
+    "agent/listCommands": workflows.list_commands,
 }
 
 

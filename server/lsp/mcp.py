@@ -12,7 +12,6 @@ from pygls.exceptions import JsonRpcInvalidParams
 from .params import Params
 
 if TYPE_CHECKING:
-    from agentls.agent.mcp.manager import McpManager
     from .server import AgentServer
     from ..runtime.live import LiveSession
 
@@ -28,11 +27,14 @@ async def list_servers(ls: AgentServer, raw: Any, where: str = "agent/listMcpSer
     return listing(session.mcp)
 
 
-def commands_update(manager: McpManager | None) -> dict[str, Any]:
+def commands_update(session: LiveSession) -> dict[str, Any]:
+    """The session's command files and skills (docs/workflows.md), then its MCP servers' prompts."""
     from agentls.agent.mcp.prompts import commands
 
-    return {"sessionUpdate": "available_commands_update",
-            "availableCommands": [c.available() for c in commands(manager, set())]}
+    files = list(session.agent.workflows.commands.values()) if session.agent and session.agent.workflows else []
+    listed = [c.available() for c in files]
+    listed += [c.available() for c in commands(session.mcp, {c.name for c in files})]
+    return {"sessionUpdate": "available_commands_update", "availableCommands": listed}
 
 
 def watch(ls: AgentServer, session: LiveSession) -> None:
@@ -49,7 +51,7 @@ def watch(ls: AgentServer, session: LiveSession) -> None:
             notices, session.notices = session.notices, []
             ls.show_notices(notices)
         if what in ("ready", "prompts", "crashed", "failed", "stopped") and ls.features.updates:
-            ls.notify("agent/update", {"sessionId": session.session_id, "update": commands_update(manager)})
+            ls.notify("agent/update", {"sessionId": session.session_id, "update": commands_update(session)})
 
     changed.lsp_watch = True  # type: ignore[attr-defined]
     manager.listeners.append(changed)
@@ -67,7 +69,8 @@ async def prepare(session: LiveSession, prompt: Any, where: str) -> Any:
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
     first = blocks[0] if blocks and isinstance(blocks[0], dict) and blocks[0].get("type") == "text" else None
     match = _COMMAND.match(str(first.get("text", "")).strip()) if first is not None else None
-    command = find(manager, match.group(1), set()) if match is not None else None
+    files = session.agent.workflows if session.agent is not None else None  # a command file hides an MCP prompt
+    command = find(manager, match.group(1), set(files.commands) if files else set()) if match is not None else None
     if match is not None and command is not None:
         try:
             return await expand(manager, command, match.group(2) or "")

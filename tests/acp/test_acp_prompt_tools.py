@@ -77,7 +77,7 @@ async def test_new_session_streams_commands_after_the_answer(frames_ok: Agent, w
     commands = next(i for i, f in enumerate(sent) if f.get("method") == "session/update")
     assert answer < commands
     names = [c["name"] for c in agent.client.updates[sid][0]["availableCommands"]]
-    assert names == ["compact", "undo", "rewind", "model", "context", "help"]
+    assert names == ["compact", "undo", "rewind", "model", "context", "help", "memory"]
 
 
 async def test_permission_allow_then_reject(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:

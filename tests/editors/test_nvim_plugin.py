@@ -141,6 +141,19 @@ def test_ask_streams_into_chat(workspace: Path, tmp_path: Path, scripted: Script
 
 
 @needs_nvim
+def test_slash_commands_complete_and_expand(workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
+    """:AgentAsk /<Tab> lists the command files and skills (docs/workflows.md); /review expands as the turn."""
+    (workspace / ".claude/commands").mkdir(parents=True)
+    (workspace / ".claude/commands/review.md").write_text("---\ndescription: Review\n---\nReview $1 closely\n")
+    (workspace / ".agents/skills/release-notes").mkdir(parents=True)
+    (workspace / ".agents/skills/release-notes/SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Notes\n---\nGroup the commits.\n")
+    scripted.push(text("Reviewed."))
+    run_lua("test_commands.lua", env=e2e_env(tmp_path, scripted), cwd=workspace)
+    assert turn_texts(scripted)[0].startswith("Review greet.py closely")
+
+
+@needs_nvim
 def test_an_edit_that_breaks_the_syntax_shows_the_model_the_linter_error(
         workspace: Path, tmp_path: Path, scripted: ScriptedServer) -> None:
     """The plugin answers agent/diagnostics from vim.diagnostic (a small linter in the test publishes them

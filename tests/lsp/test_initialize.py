@@ -26,7 +26,8 @@ async def test_capabilities_are_the_contract(editor: Editor, srv: ScriptedServer
     assert caps.experimental == {"agent": {"version": 1, "methods": list(METHODS), "updateKinds": list(UPDATE_KINDS)}}
     assert set(METHODS) == {"agent/newSession", "agent/turn", "agent/steer", "agent/interrupt", "agent/compress",
                             "agent/listSessions", "agent/loadSession", "agent/undo", "agent/listMcpServers",
-                            "agent/forkSession", "agent/rewind", "agent/setMode", "agent/deleteSession"}
+                            "agent/forkSession", "agent/rewind", "agent/setMode", "agent/deleteSession",
+                            "agent/listCommands"}
     sync = caps.text_document_sync
     assert isinstance(sync, types.TextDocumentSyncOptions)
     assert sync.change == types.TextDocumentSyncKind.Incremental and sync.open_close

@@ -93,3 +93,4 @@ async def test_documented_requests_get_the_documented_result_keys(editor: Editor
     assert rewound["files"][0]["path"] == "app.py" and "hello" in (workspace / "app.py").read_text()
     assert await check("agent/setMode") == {"mode": "plan"}
     assert (await check("agent/deleteSession"))["deleted"] == [forked["sessionId"]]
+    assert [c["name"] for c in (await check("agent/listCommands"))["commands"]] == ["memory"]

@@ -210,6 +210,7 @@ export const Methods = {
   terminalKill: 'agent/terminal/kill',
   terminalRelease: 'agent/terminal/release',
   diagnostics: 'agent/diagnostics',
+  listCommands: 'agent/listCommands',
 } as const;
 
 /** Concatenate the text of a content block list (non-text blocks are skipped). */

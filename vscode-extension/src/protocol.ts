@@ -8,6 +8,7 @@
  *   prompt {text, context?, mentions?}  start a turn with this text (idle); context: send the
  *                              active file and selection; mentions: the `@file`s picked in the box
  *   mentionQuery {query}       workspace files for an `@` being typed → mentionResults
+ *   commandQuery {query}       slash commands for a `/` being typed → commandResults
  *   steer {text}               add guidance to the running turn → agent/steer
  *   stop                       stop the running turn → agent/interrupt
  *   compact {focus?}           compress the context → agent/compress
@@ -36,6 +37,7 @@
  *   focusInput {text?}                     focus the prompt box (prefill)
  *   editorContext {label}                  what the context toggle would send ("app.py · lines 3–5"; null: nothing)
  *   mentionResults {query, items}          files for an `@` mention, best first
+ *   commandResults {query, items}          slash commands whose name starts with the query
  */
 
 import type { Mention } from './core/context';
@@ -52,6 +54,7 @@ export type ToExtension =
   | { type: 'ready' }
   | { type: 'prompt'; text: string; context?: boolean; mentions?: Mention[] }
   | { type: 'mentionQuery'; query: string }
+  | { type: 'commandQuery'; query: string }
   | { type: 'steer'; text: string }
   | { type: 'stop' }
   | { type: 'compact'; focus?: string }
@@ -82,7 +85,16 @@ export type ToWebview =
   | { type: 'status'; state: ServerState; message?: string | null; model?: string | null }
   | { type: 'focusInput'; text?: string }
   | { type: 'editorContext'; label: string | null }
-  | { type: 'mentionResults'; query: string; items: Mention[] };
+  | { type: 'mentionResults'; query: string; items: Mention[] }
+  | { type: 'commandResults'; query: string; items: SlashCommand[] };
+
+/** One entry of the server's `agent/listCommands` (docs/protocol.md). */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  argumentHint?: string | null;
+  kind?: string;
+}
 
 /** Narrow an unknown `postMessage` payload from the webview. */
 export function isToExtension(value: unknown): value is ToExtension {
@@ -107,6 +119,7 @@ export function isToExtension(value: unknown): value is ToExtension {
     case 'steer':
       return typeof (m as { text?: unknown }).text === 'string';
     case 'mentionQuery':
+    case 'commandQuery':
       return typeof (m as { query?: unknown }).query === 'string';
     case 'compact': {
       const f = (m as { focus?: unknown }).focus;

@@ -18,7 +18,7 @@ import {
   type TurnResult,
   type UndoResult,
 } from '../acp';
-import type { ServerState, ToExtension, ToWebview } from '../protocol';
+import type { ServerState, SlashCommand, ToExtension, ToWebview } from '../protocol';
 import { promptWithMentions, type EditorContext, type Mention } from './context';
 import { cancelledOutcome, outcomeFor } from './permissions';
 
@@ -168,6 +168,9 @@ export class ChatController {
         this.view?.post({ type: 'mentionResults', query: msg.query, items });
         return;
       }
+      case 'commandQuery':
+        this.view?.post({ type: 'commandResults', query: msg.query, items: await this.listCommands(msg.query) });
+        return;
       case 'stop':
         return this.stop();
       case 'compact':
@@ -393,6 +396,21 @@ export class ChatController {
     } catch (err) {
       this.emit({ type: 'notice', level: 'error', text: 'Could not start a new session.', detail: errorMessage(err).message });
       return null;
+    }
+  }
+
+  /** The slash commands whose name starts with `query` (the session's, else the workspace's); none on error. */
+  async listCommands(query: string): Promise<SlashCommand[]> {
+    const conn = await this.connect();
+    if (!conn) return [];
+    const cwd = this.host.cwd();
+    const params = this.sessionId ? { sessionId: this.sessionId } : cwd ? { cwd } : {};
+    try {
+      const r = await conn.request<{ commands?: SlashCommand[] }>(Methods.listCommands, params);
+      const wanted = query.toLowerCase();
+      return (r?.commands ?? []).filter((c) => c.name.toLowerCase().startsWith(wanted)).slice(0, 50);
+    } catch {
+      return []; // an older server without agent/listCommands: no completion
     }
   }
 

@@ -12,6 +12,7 @@ import type { ToExtension, ToWebview } from '../protocol';
 import { basename, clip, compactionHtml, exitLabel, noticeHtml, permissionHtml, PLAN_ICON, thoughtHtml, toolHtml, userHtml } from './cards';
 import { icon } from './icons';
 import { escapeHtml, renderMarkdown } from './markdown';
+import { CommandMenu } from './commands';
 import { MentionMenu } from './mentions';
 import { ChatModel, formatTokens, relativeTime, usagePercent, type Item } from './state';
 
@@ -69,6 +70,7 @@ export class ChatApp {
   private readonly workingEl: HTMLElement;
   private readonly contextBtn: HTMLButtonElement;
   private readonly mentions: MentionMenu;
+  private readonly commands: CommandMenu;
   private includeContext = false;
   private contextLabel: string | null = null;
 
@@ -123,6 +125,7 @@ export class ChatApp {
     <div class="input-wrap">
       <textarea class="prompt" rows="1" placeholder="Ask agentls…" aria-label="Prompt"></textarea>
       <ul class="mention-menu" role="listbox" aria-label="Files" hidden></ul>
+      <ul class="mention-menu command-menu" role="listbox" aria-label="Commands" hidden></ul>
     </div>
     <div class="composer-bar">
       <div class="bar-left">
@@ -166,7 +169,8 @@ export class ChatApp {
     this.transcript.appendChild(this.workingEl);
 
     this.contextBtn = q('[data-action="toggleContext"]');
-    this.mentions = new MentionMenu(this.input, q('.mention-menu'), (m) => this.post(m));
+    this.mentions = new MentionMenu(this.input, q('.mention-menu:not(.command-menu)'), (m) => this.post(m));
+    this.commands = new CommandMenu(this.input, q('.command-menu'), (m) => this.post(m));
     const saved = options.getState?.();
     const draft = saved?.draft;
     this.includeContext = saved?.includeContext === true;
@@ -193,6 +197,7 @@ export class ChatApp {
       this.renderContextToggle();
     }
     if (msg.type === 'mentionResults') this.mentions.results(msg.query, msg.items);
+    if (msg.type === 'commandResults') this.commands.results(msg.query, msg.items);
     if (this.options.sync) this.render();
     else this.schedule();
   }

@@ -482,4 +482,32 @@ describe('chat webview: a turn recorded from the real server', function () {
     const sent = (await chat.posted()).filter((m) => m.type === 'prompt');
     assert.deepEqual(sent, [{ type: 'prompt', text: 'explain @src/app.py please', context: true, mentions: [{ path: 'src/app.py', uri: 'file:///ws/src/app.py' }] }]);
   });
+  it('completes /commands at the start of the prompt and sends the picked one with its arguments', async () => {
+    await chat.send({ type: 'status', state: 'ready' });
+    await chat.page.fill('.prompt', '');
+    await chat.page.click('.prompt');
+    await chat.page.keyboard.type('/re');
+    await chat.page.waitForFunction(() =>
+      (window as unknown as { __posted: { type: string; query?: string }[] }).__posted.some((m) => m.type === 'commandQuery' && m.query === 're'),
+    );
+    await chat.send({
+      type: 'commandResults',
+      query: 're',
+      items: [
+        { name: 'review', description: 'Review a file', argumentHint: '<file>', kind: 'command' },
+        { name: 'release-notes', description: 'Write release notes', argumentHint: null, kind: 'skill' },
+      ],
+    });
+    assert.equal(await chat.page.isVisible('.command-menu'), true);
+    assert.deepEqual(await chat.page.$$eval('.command-menu .mention-name', (els) => els.map((e) => e.textContent)), ['/review <file>', '/release-notes']);
+    await chat.page.keyboard.press('ArrowDown');
+    await chat.page.keyboard.press('Tab');
+    assert.equal(await chat.page.inputValue('.prompt'), '/release-notes ');
+    assert.equal(await chat.page.isVisible('.command-menu'), false);
+    await chat.page.keyboard.type('v2.0');
+    await chat.page.keyboard.press('Enter');
+    const sent = (await chat.posted()).filter((m) => m.type === 'prompt');
+    assert.equal(sent.at(-1)?.type === 'prompt' && sent.at(-1)?.text, '/release-notes v2.0');
+    assert.deepEqual(chat.errors, []);
+  });
 });

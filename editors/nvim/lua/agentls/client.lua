@@ -178,6 +178,17 @@ function M.request(client, method, params, handler)
   return id
 end
 
+--- A request answered within `timeout_ms` (for completion); the result, or nil on error or timeout.
+function M.request_sync(client, method, params, timeout_ms)
+  local resp
+  if has_011 then
+    resp = client:request_sync(method, params, timeout_ms, 0)
+  else
+    resp = client.request_sync(method, params, timeout_ms, 0)
+  end
+  return resp and not resp.err and resp.result or nil
+end
+
 function M.cancel(client, id)
   if has_011 then
     return client:cancel_request(id)

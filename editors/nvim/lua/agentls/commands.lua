@@ -3,6 +3,9 @@
 --   :AgentAsk [text]     (with a range, :'<,'>AgentAsk: the selection goes along as the turn's context)
 --   :AgentSteer text     :AgentStop     :AgentCompact [focus]     :AgentUndo [n]
 --   :AgentSessions       :AgentNew      :AgentChat     :AgentContext [on|off]
+--
+-- :AgentAsk /<Tab> completes the slash commands (agent/listCommands: command files, skills, /memory, MCP
+-- prompts); `:AgentAsk /review app.py` runs one (docs/workflows.md).
 
 local chat = require("agentls.chat")
 local render = require("agentls.render")
@@ -426,8 +429,33 @@ local function ask_command(opts)
   end)
 end
 
+--- Completion of :AgentAsk's first word: `/name` of the session's (else the workspace's) slash commands.
+function M.complete_ask(arglead, cmdline)
+  local args = cmdline:gsub("^.-AgentAsk!?%s*", "")
+  if arglead:sub(1, 1) ~= "/" or args ~= arglead then
+    return {}
+  end
+  local client = vim.lsp.get_clients({ name = client_mod.name })[1]
+  if not client then
+    return {}
+  end
+  local sid = client_mod.session(client)
+  local params = sid and { sessionId = sid } or { cwd = client_mod.root(client) }
+  local result = client_mod.request_sync(client, "agent/listCommands", params, 5000)
+  local out = {}
+  for _, c in ipairs(result and result.commands or {}) do
+    local name = "/" .. c.name
+    if name:sub(1, #arglead) == arglead then
+      table.insert(out, name)
+    end
+  end
+  return out
+end
+
 M.specs = {
-  AgentAsk = { ask_command, { nargs = "*", range = true, desc = "agentls: ask (with a range: about the selection)" } },
+  AgentAsk = { ask_command, { nargs = "*", range = true, complete = function(a, l)
+    return M.complete_ask(a, l)
+  end, desc = "agentls: ask (with a range: about the selection)" } },
   AgentSteer = {
     function(o)
       M.steer(o.args)

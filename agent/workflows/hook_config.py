@@ -1,0 +1,146 @@
+"""Hook configuration: ``[[hooks.<Event>]]`` tables in the user config and (trusted only) the workspace's
+``.agentls.toml``, and Claude Code's ``hooks`` JSON in ``.claude/settings.json`` (trusted only)
+(docs/workflows.md, "Hooks")."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SubagentStop")
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+MAX_FILE = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    event: str
+    command: str
+    matcher: re.Pattern[str] | None  # None: every tool (or source, trigger)
+    timeout: float
+    source: str  # the file it came from
+
+    def matches(self, value: str | None) -> bool:
+        return self.matcher is None or value is None or self.matcher.fullmatch(value) is not None
+
+
+def _matcher(raw: Any) -> re.Pattern[str] | None:
+    if raw is None or raw in ("", "*"):
+        return None
+    if not isinstance(raw, str):
+        raise ValueError("'matcher' must be a string (a regular expression on the tool name)")
+    try:
+        return re.compile(raw)
+    except re.error as exc:
+        raise ValueError(f"'matcher' {raw!r} is not a valid regular expression: {exc}") from None
+
+
+def _timeout(raw: Any) -> float:
+    if raw is None:
+        return DEFAULT_TIMEOUT
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 < raw <= MAX_TIMEOUT:
+        raise ValueError(f"'timeout' must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}")
+    return float(raw)
+
+
+def parse(table: Any, source: str) -> tuple[list[HookSpec], list[str]]:
+    """Hooks from a ``hooks`` table. Each entry is ours (``matcher``, ``command``, ``timeout``) or Claude Code's
+    (``matcher`` and a ``hooks`` list of ``{type = "command", command, timeout}``)."""
+    specs: list[HookSpec] = []
+    problems: list[str] = []
+    if table is None:
+        return specs, problems
+    if not isinstance(table, Mapping):
+        return specs, [f"{source}: 'hooks' must be a table of events; ignored"]
+    for event, entries in table.items():
+        if event not in EVENTS:
+            problems.append(f"{source}: hooks.{event} is not a hook event ({', '.join(EVENTS)}); ignored")
+            continue
+        if not isinstance(entries, list):
+            problems.append(f"{source}: hooks.{event} must be a list of hooks ([[hooks.{event}]]); ignored")
+            continue
+        for n, entry in enumerate(entries, 1):
+            where = f"{source}: hooks.{event} #{n}"
+            try:
+                if not isinstance(entry, Mapping):
+                    raise ValueError("must be a table")
+                matcher = _matcher(entry.get("matcher"))
+                inner = entry.get("hooks")
+                commands = inner if isinstance(inner, list) else [entry]
+                for item in commands:
+                    if not isinstance(item, Mapping) or item.get("type", "command") != "command":
+                        problems.append(f"{where}: only command hooks are run; a {item.get('type') if isinstance(item, Mapping) else 'bad'} entry is ignored")
+                        continue
+                    command = item.get("command")
+                    if not isinstance(command, str) or not command.strip():
+                        raise ValueError("needs a 'command' string")
+                    specs.append(HookSpec(event, command, matcher, _timeout(item.get("timeout")), source))
+            except ValueError as exc:
+                problems.append(f"{where}: {exc}; this hook is ignored")
+    return specs, problems
+
+
+def _text(path: Path) -> str | None:
+    from ..fileio import read_small
+
+    try:
+        return read_small(path, MAX_FILE).decode("utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _toml_hooks(path: Path) -> tuple[Any, str | None]:
+    try:
+        text = _text(path)
+        if text is None:
+            return None, None
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return None, f"{path}: could not be read ({exc}); its hooks are ignored"
+    for table in (data.get("agentls"), data):
+        if isinstance(table, Mapping) and "hooks" in table:
+            return table["hooks"], None
+    return None, None
+
+
+def _claude_hooks(path: Path) -> tuple[Any, str | None]:
+    try:
+        text = _text(path)
+        if text is None:
+            return None, None
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"{path}: could not be read ({exc}); its hooks are ignored"
+    return (data.get("hooks"), None) if isinstance(data, Mapping) else (None, None)
+
+
+def configured(workspace: Path | None, user_config: Path, *, trusted: bool) -> tuple[list[HookSpec], list[str]]:
+    """Every hook, user config first, and the problems (each naming its file)."""
+    specs: list[HookSpec] = []
+    problems: list[str] = []
+    files: list[tuple[Path, Any]] = [(user_config, _toml_hooks)]
+    if workspace is not None:
+        files += [(workspace / ".agentls.toml", _toml_hooks), (workspace / ".claude" / "settings.json", _claude_hooks)]
+    ignored = []
+    for n, (path, reader) in enumerate(files):
+        raw, problem = reader(path)
+        problems += [problem] if problem else []
+        if raw is None:
+            continue
+        if n > 0 and not trusted:
+            ignored.append(str(path))
+            continue
+        found, bad = parse(raw, str(path))
+        specs += found
+        problems += bad
+    if ignored:
+        problems.append(f"hooks of an untrusted workspace were not loaded: {', '.join(ignored)}. A hook runs any "
+                        f"program; to allow them, set trust_workspace_config = true in your user config "
+                        f"({user_config}) or put the hooks there")
+    return specs, problems

@@ -1,0 +1,76 @@
+"""Memory: written in one session, in the next session's system prompt; the running one's prompt unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+
+from .conftest import Make, write
+
+
+def _results(agent: object) -> list[str]:
+    return [str(m["content"]) for m in agent.messages if m.get("role") == "tool"]  # type: ignore[attr-defined]
+
+
+async def test_a_memory_reaches_the_next_session_only(make: Make, srv: ScriptedServer, ws: Path, home: Path) -> None:
+    first = make()
+    srv.push(tools(call("memory", {"action": "add", "content": "The user prefers tabs"}),
+                   call("memory", {"action": "add", "content": "Tests run with make check", "scope": "project"})),
+             text("noted"), text("again"))
+    await first.run_conversation("remember: tabs; and tests are make check")
+    await first.run_conversation("and now?")
+    assert srv.requests[0].system == srv.requests[-1].system == first.system_prompt  # byte-identical
+    assert "prefers tabs" not in (first.system_prompt or "")
+    assert all("next session" in r for r in _results(first))
+    assert "- The user prefers tabs" in (home / "data/memory.md").read_text()
+    assert "- Tests run with make check" in (ws / ".agentls/memory.md").read_text()
+    second = make()
+    srv.push(text("hi"))
+    await second.run_conversation("hello")
+    system = srv.requests[-1].system or ""
+    assert "The user prefers tabs" in system and "Tests run with make check" in system
+
+
+async def test_duplicates_oversize_and_bad_calls_are_clear_errors_and_lose_nothing(make: Make, srv: ScriptedServer,
+                                                                                   home: Path) -> None:
+    memory = write(home / "data/memory.md", "- keep me\n")
+    agent = make()
+    srv.push(tools(call("memory", {"action": "add", "content": "keep   ME"}),
+                   call("memory", {"action": "add", "content": "x" * 999}),
+                   call("memory", {"action": "add", "content": "y" * 999}),
+                   call("memory", {"action": "add", "content": "z" * 999}),
+                   call("memory", {"action": "add", "content": "w" * 999}),
+                   call("memory", {"action": "add", "content": "v" * 999}),
+                   call("memory", {"action": "remove", "old": "nothing like it"}),
+                   call("memory", {"action": "replace", "old": "keep", "content": "kept"}),
+                   call("memory", {"action": "forget"})), text("ok"))
+    await agent.run_conversation("go")
+    out = _results(agent)
+    assert "already remembered" in out[0]
+    assert "limit is 4096" in out[5] and "Nothing was written" in out[5]
+    assert "matches 0 entries" in out[6] and "replaced" in out[7] and "must be one of" in out[8]
+    text_now = memory.read_text()
+    assert text_now.startswith("- kept\n") and text_now.count("\n") == 5 and len(text_now.encode()) <= 4096
+
+
+async def test_slash_memory_shows_both_and_where(make: Make, srv: ScriptedServer, ws: Path, home: Path) -> None:
+    write(home / "data/memory.md", "- user fact\n")
+    write(ws / ".agentls/memory.md", "- project fact\n")
+    agent = make()
+    result = await agent.run_conversation("/memory")
+    shown = result.final_response or ""
+    assert "user fact" in shown and "project fact" in shown
+    assert str(home / "data/memory.md") in shown and str(ws / ".agentls/memory.md") in shown
+    assert srv.requests == [] and agent.messages == []
+
+
+async def test_a_small_model_keeps_its_compact_tool_set(make: Make, srv: ScriptedServer, ws: Path, home: Path) -> None:
+    write(home / "data/memory.md", "- a fact\n")
+    write(ws / ".agents/skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy imports\n---\nSort them.\n")
+    agent = make(small_model=True)
+    assert "memory" not in agent.registry.names and "skill" not in agent.registry.names
+    srv.push(text("ok"))
+    await agent.run_conversation("/tidy")
+    assert "Sort them." in (srv.requests[0].last_user_text or "")  # its slash command still works
+    assert "a fact" not in (agent.system_prompt or "") and "Tidy imports" not in (agent.system_prompt or "")
