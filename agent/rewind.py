@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .outcome import count_lines
-from .paths import display
+from .paths import OutsideWorkspace, display, resolve_in_workspace
 from .types import Message
 
 if TYPE_CHECKING:
@@ -77,11 +77,20 @@ def fork_point(messages: list[Message], message_id: str) -> int:
     return next((i for i in starts if i > at), len(messages))
 
 
-async def _current(host: Host, path: Path) -> str | None:
+async def _current(host: Host, root: Path, path: Path) -> tuple[str | None, str | None]:
+    """The file's text now (None: missing), and what makes it impossible to put back (None: nothing): a symlink
+    swapped in since (a write would land wherever it points), or something that is not a text file any more."""
     try:
-        return await host.read_text(path)
+        if resolve_in_workspace(root, path) != path:
+            return None, "is now a symlink"
+    except OutsideWorkspace:
+        return None, "now resolves outside the workspace"
+    try:
+        return await host.read_text(path), None
     except (FileNotFoundError, NotADirectoryError):
-        return None
+        return None, None
+    except (OSError, UnicodeError, ValueError) as exc:
+        return None, f"is no longer a readable text file ({type(exc).__name__})"
 
 
 async def rewind(conversation: Conversation, checkpoints: Checkpoints, host: Host, turns: int, *,
@@ -104,12 +113,19 @@ async def rewind(conversation: Conversation, checkpoints: Checkpoints, host: Hos
         files = await checkpoints.files_since(first_turn)
         root = conversation.root
         now: dict[str, str | None] = {}
-        conflicts = []
+        conflicts, blocked = [], []
         for f in files:
-            now[f.path] = current = await _current(host, Path(f.path))
+            current, problem = await _current(host, root, Path(f.path))
+            now[f.path] = current
             left = f.after_content if f.after_existed else None
-            if f.after_known and current != left:
+            if problem is not None:
+                blocked.append(f"{display(root, Path(f.path))} {problem}")
+            elif f.after_known and current != left:
                 conflicts.append(display(root, Path(f.path)))
+        if blocked:
+            raise RewindRefused(f"not rewound: {'; '.join(blocked)}, so it cannot be put back safely (not even with "
+                                "force). Move it away or put the file back yourself; nothing was changed",
+                                [b.split(" ", 1)[0] for b in blocked])
         if conflicts and not force:
             raise RewindRefused(
                 f"not rewound: {', '.join(conflicts)} changed after the turn(s) being rewound (by you or another "
@@ -126,8 +142,9 @@ async def rewind(conversation: Conversation, checkpoints: Checkpoints, host: Hos
                                             "the files already put back stay put back, the transcript is unchanged")
                 action = "restored" if current is not None else "recreated (the rewound turns deleted it)"
             else:
-                if current is not None:
-                    await host.delete_file(path)
+                if current is not None and not (await host.delete_file(path)).applied:
+                    raise RewindRefused(f"not rewound: {display(root, path)} could not be removed; the files "
+                                        "already put back stay put back, the transcript is unchanged")
                 action = "removed (the rewound turns created it)"
             added, removed = count_lines(current or "", f.content or "")
             done.append({"path": display(root, path), "action": action, "added": added, "removed": removed})

@@ -1,0 +1,77 @@
+"""Hostile cases for the session tree over ACP: a rewind over files the user swapped for a symlink, a binary file
+or a directory since, odd ``/rewind`` arguments, ``exit_plan`` called twice or outside plan mode,
+``$/cancel_request`` with ids of every type. Every frame is schema-validated (``frames_ok``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import text_block
+from acp_harness.agent import Agent
+
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def _edited_session(agent: Agent, scripted: ScriptedServer, ws: Path) -> str:
+    """A yolo session whose one turn changed a.txt ("one" -> "two") and created b.txt."""
+    (ws / "a.txt").write_text("one\n")
+    sid = await agent.new_session(ws)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    scripted.push(tools(call("read_file", {"path": "a.txt"}), call("write_file", {"path": "a.txt", "content": "two\n"}),
+                        call("write_file", {"path": "b.txt", "content": "made\n"})), text("done"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("change a, make b")])
+    assert (ws / "a.txt").read_text() == "two\n"
+    return sid
+
+
+async def _still_answers(agent: Agent, scripted: ScriptedServer, sid: str) -> None:
+    scripted.push(text("still here"))
+    assert (await agent.conn.prompt(session_id=sid, prompt=[text_block("are you there?")])).stop_reason == "end_turn"
+
+
+async def test_rewind_never_writes_through_a_symlink_swapped_in_since(frames_ok: Agent, scripted: ScriptedServer,
+                                                                      ws: Path, tmp_path: Path) -> None:
+    agent = frames_ok
+    sid = await _edited_session(agent, scripted, ws)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("two\n")  # the same text the turn left: the content check alone would pass
+    (ws / "a.txt").unlink()
+    (ws / "a.txt").symlink_to(outside)
+    for command in ("/rewind", "/rewind 1 force"):
+        await agent.conn.prompt(session_id=sid, prompt=[text_block(command)])
+        shown = agent.client.text(sid)
+        assert "Rewind refused" in shown and "a.txt" in shown, shown
+        assert outside.read_text() == "two\n" and (ws / "a.txt").is_symlink()
+        assert (ws / "b.txt").exists()  # nothing was put back
+    await _still_answers(agent, scripted, sid)
+
+
+@pytest.mark.parametrize("swap", ["binary", "directory"])
+async def test_rewind_over_a_file_made_binary_or_a_directory_refuses(frames_ok: Agent, scripted: ScriptedServer,
+                                                                      ws: Path, swap: str) -> None:
+    agent = frames_ok
+    sid = await _edited_session(agent, scripted, ws)
+    (ws / "a.txt").unlink()
+    if swap == "binary":
+        (ws / "a.txt").write_bytes(b"\x00\xff\xfe binary")
+    else:
+        (ws / "a.txt").mkdir()
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("/rewind")])
+    shown = agent.client.text(sid)
+    assert "Rewind refused" in shown and "a.txt" in shown, shown
+    assert (ws / "b.txt").exists()
+    await _still_answers(agent, scripted, sid)
+
+
+async def test_cancel_request_with_ids_of_every_type(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    odd: list[Any] = [{"requestId": {"a": 1}}, {"requestId": [1]}, {"requestId": None}, {"requestId": True},
+                      {"requestId": 1.5}, {}, {"requestId": "x" * 100_000}]
+    for params in odd:
+        await agent.conn._conn.send_notification("$/cancel_request", params)
+    await _still_answers(agent, scripted, sid)
