@@ -135,7 +135,7 @@ async def rewind_text(agent: AIAgent, arg: str) -> str:
     words = arg.split()
     force = "force" in words or "--force" in words
     counts = [w for w in words if w not in ("force", "--force")]
-    if len(counts) > 1 or (counts and not counts[0].isdigit()):
+    if len(counts) > 1 or (counts and not (counts[0].isascii() and counts[0].isdigit())):  # not "²"
         return f"`/rewind` takes a number of turns (and `force`), not {arg!r}."
     try:
         return (await agent.rewind(int(counts[0]) if counts else 1, force=force)).summary()

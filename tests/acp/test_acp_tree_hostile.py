@@ -67,6 +67,18 @@ async def test_rewind_over_a_file_made_binary_or_a_directory_refuses(frames_ok: 
     await _still_answers(agent, scripted, sid)
 
 
+async def test_rewind_arguments_a_confused_user_types(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    agent = frames_ok
+    sid = await _edited_session(agent, scripted, ws)
+    for arg in ("0", "-1", "abc", "1.5", "²", "99999999999999999999999", "1 2"):
+        before = len(agent.client.text(sid))
+        response = await agent.conn.prompt(session_id=sid, prompt=[text_block(f"/rewind {arg}")])
+        assert response.stop_reason == "end_turn", arg
+        said = agent.client.text(sid)[before:]
+        assert "Rewind refused" in said or "takes a number" in said, (arg, said)
+    assert (ws / "a.txt").read_text() == "two\n" and (ws / "b.txt").exists()
+
+
 async def test_cancel_request_with_ids_of_every_type(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
     agent = frames_ok
     sid = await agent.new_session(ws)
