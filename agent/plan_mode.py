@@ -44,6 +44,9 @@ async def exit_plan(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         raise ToolFailure("'plan' must be the plan, as text (one step a line)")
     if ctx.set_mode is None:
         raise ToolFailure("this session cannot change its mode")
+    if ctx.mode is not None and ctx.mode() != PLAN:  # a second call in the batch, or a model that lost track
+        raise ToolFailure(f"the session is not in plan mode (it is in {ctx.mode()!r} mode), so there is no plan to "
+                          "approve; carry on with the task")
     steps = entries(plan)
     if steps:
         ctx.set_plan(steps)

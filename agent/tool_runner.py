@@ -129,7 +129,7 @@ class ToolRunner:
                            sandbox=self._sandbox, edited=self._edited, reads=self.reads,
                            changed=changed, profile=self._profile, rewrite=rewrite,
                            request=request, set_mode=self.on_mode,
-                           read_outside=self.read_outside)
+                           read_outside=self.read_outside, mode=lambda: self.policy.mode)
 
     async def run(self, tool: Tool, args: dict[str, Any], tool_call_id: str, task_id: str | None,
                   rewrite: Rewrite | None = None, request: str = "", approved: bool = False) -> ToolOutput:

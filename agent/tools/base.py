@@ -72,6 +72,7 @@ class ToolContext:
     set_mode: Callable[[str], None] | None = None
     # The text of a file outside the workspace read_file may read (a user-level skill's), else None
     read_outside: Callable[[object], Awaitable[str | None]] | None = None
+    mode: Callable[[], str] | None = None  # the session's approval mode now
 
 
 Runner = Callable[[ToolContext, JsonObject], Awaitable[ToolOutput]]

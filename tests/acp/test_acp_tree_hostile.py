@@ -79,6 +79,32 @@ async def test_rewind_arguments_a_confused_user_types(frames_ok: Agent, scripted
     assert (ws / "a.txt").read_text() == "two\n" and (ws / "b.txt").exists()
 
 
+async def test_exit_plan_twice_in_one_batch_asks_once(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+    agent.client.answers.extend(["auto-edit", "yolo"])
+    scripted.push(tools(call("exit_plan", {"plan": "- one"}), call("exit_plan", {"plan": "- two"})), text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("plan")])
+    assert len(agent.client.permission_requests) == 1
+    results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"]
+    assert "not in plan mode" in results[1], results
+    kinds = agent.client.kinds(sid)
+    assert kinds.count("current_mode_update") == 2  # the client's own switch to plan, then exit_plan's
+
+
+async def test_exit_plan_outside_plan_mode_does_not_ask(frames_ok: Agent, scripted: ScriptedServer,
+                                                        ws: Path) -> None:
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="ask")
+    scripted.push(tools(call("exit_plan", {"plan": "- step"})), text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("go")])
+    assert not agent.client.permission_requests
+    result = next(str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool")
+    assert "error" in result, result
+
+
 async def test_cancel_request_with_ids_of_every_type(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
     agent = frames_ok
     sid = await agent.new_session(ws)
