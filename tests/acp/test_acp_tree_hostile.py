@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import text_block
+from acp import RequestError, text_block
 from acp_harness.agent import Agent
 
 from agentls.agent.scripted import ScriptedServer, call, text, tools
@@ -113,3 +113,42 @@ async def test_cancel_request_with_ids_of_every_type(frames_ok: Agent, scripted:
     for params in odd:
         await agent.conn._conn.send_notification("$/cancel_request", params)
     await _still_answers(agent, scripted, sid)
+
+
+async def test_a_symlink_in_an_extra_root_does_not_lead_outside(frames_ok: Agent, scripted: ScriptedServer, ws: Path,
+                                                                tmp_path: Path) -> None:
+    agent = frames_ok
+    other = tmp_path / "other-root"
+    other.mkdir()
+    (tmp_path / "secret.txt").write_text("secret\n")
+    (other / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (other / "up").symlink_to(tmp_path)
+    sid = await agent.new_session(ws, additional_directories=[str(other / ".." / "other-root")])
+    await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    scripted.push(tools(call("read_file", {"path": str(other / "link.txt")}),
+                        call("write_file", {"path": str(other / "up" / "planted.txt"), "content": "x\n"}),
+                        call("read_file", {"path": str(other / ".." / "secret.txt")})), text("tried"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("escape")])
+    results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"]
+    assert all("outside the workspace" in r and "secret\n" not in r for r in results), results
+    assert not (tmp_path / "planted.txt").exists()
+
+
+async def test_delete_then_fork_and_load_answer_unknown(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    scripted.push(text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("soon gone")])
+    forked = await agent.conn.fork_session(session_id=sid, cwd=str(ws), mcp_servers=[])
+    await agent.conn._conn.send_request("session/delete", {"sessionId": sid})
+    with pytest.raises(RequestError) as info:
+        await agent.conn.fork_session(session_id=sid, cwd=str(ws), mcp_servers=[])
+    assert info.value.code == -32002
+    for bad in ({"sessionId": 5}, {"sessionId": None}, {}):
+        with pytest.raises(RequestError) as info:
+            await agent.conn._conn.send_request("session/delete", bad)
+        assert info.value.code in (-32602, -32002), bad
+    scripted.push(text("the fork lives on"))  # the fork outlives its origin
+    assert (await agent.conn.prompt(session_id=forked.session_id, prompt=[text_block("still?")])).stop_reason \
+        == "end_turn"
+    assert "soon gone" in str(scripted.requests[-1].messages)
