@@ -152,7 +152,7 @@ class SessionRegistry:
         if record is None:
             raise UnknownSession(session_id)
         session = LiveSession(session_id, Path(record.cwd), mcp_servers=list(mcp_servers), mcp_source="session/load",
-                              extra_roots=tuple(extra_roots or ()))
+                              extra_roots=tuple(extra_roots or ()) or tree.saved_roots(record))  # the client's win
         settings = self._settings(session.cwd)
         session.mode = tree.saved_mode(record) or settings.approval  # the mode it was left in
         agent = self._attach(session, settings)

@@ -37,6 +37,8 @@ def current_state(session: LiveSession) -> dict[str, Any]:
     if agent is not None:
         state["model"] = agent.model
         state["thinkingBudget"] = agent.thinking_budget
+    if session.extra_roots:
+        state["additionalDirectories"] = [str(r) for r in session.extra_roots]
     return state
 
 
@@ -57,6 +59,21 @@ def saved_mode(record: SessionRecord) -> str | None:
     state = record.meta.get(STATE_KEY)
     mode = state.get("mode") if isinstance(state, dict) else None
     return mode if mode in MODES else None
+
+
+def saved_roots(record: SessionRecord) -> tuple[Path, ...]:
+    """The extra workspace roots stored with the session, each checked again (one gone since is dropped)."""
+    from agentls.agent.paths import OutsideWorkspace, extra_root
+
+    state = record.meta.get(STATE_KEY)
+    raw = state.get("additionalDirectories") if isinstance(state, dict) else None
+    out = []
+    for d in raw if isinstance(raw, list) else []:
+        try:
+            out.append(extra_root(d if isinstance(d, str) else ""))
+        except OutsideWorkspace as exc:
+            log.warning("session %s: stored extra root dropped: %s", record.id, exc)
+    return tuple(dict.fromkeys(out))
 
 
 def restore(session: LiveSession, record: SessionRecord) -> None:

@@ -152,3 +152,34 @@ async def test_delete_then_fork_and_load_answer_unknown(frames_ok: Agent, script
     assert (await agent.conn.prompt(session_id=forked.session_id, prompt=[text_block("still?")])).stop_reason \
         == "end_turn"
     assert "soon gone" in str(scripted.requests[-1].messages)
+
+
+async def test_extra_roots_are_stored_and_restored_by_a_load_without_them(frames_ok: Agent, scripted: ScriptedServer,
+                                                                          ws: Path, tmp_path: Path) -> None:
+    from acp_harness.agent import agent_env, start_agent
+
+    agent = frames_ok
+    other, third = tmp_path / "other-root", tmp_path / "third-root"
+    for d in (other, third):
+        d.mkdir()
+        (d / "lib.txt").write_text(f"in {d.name}\n")
+    sid = await agent.new_session(ws, additional_directories=[str(other)])
+    scripted.push(text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("remember my roots")])
+    await agent.conn.close_session(session_id=sid)
+    async with start_agent(agent.home / "second", agent_env(scripted, agent.home)) as second:
+        await second.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
+        scripted.push(tools(call("read_file", {"path": str(other / "lib.txt")}),
+                            call("read_file", {"path": str(third / "lib.txt")})), text("read"))
+        await second.conn.prompt(session_id=sid, prompt=[text_block("read them")])
+        results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"][-2:]
+        assert "in other-root" in results[0] and "outside the workspace" in results[1], results
+        await second.conn.close_session(session_id=sid)
+    async with start_agent(agent.home / "third", agent_env(scripted, agent.home)) as again:  # the client's win
+        await again.conn.resume_session(cwd=str(ws), session_id=sid, mcp_servers=[],
+                                        additional_directories=[str(third)])
+        scripted.push(tools(call("read_file", {"path": str(other / "lib.txt")}),
+                            call("read_file", {"path": str(third / "lib.txt")})), text("read"))
+        await again.conn.prompt(session_id=sid, prompt=[text_block("read them again")])
+        results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"][-2:]
+        assert "outside the workspace" in results[0] and "in third-root" in results[1], results
