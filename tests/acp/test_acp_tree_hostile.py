@@ -183,3 +183,29 @@ async def test_extra_roots_are_stored_and_restored_by_a_load_without_them(frames
         await again.conn.prompt(session_id=sid, prompt=[text_block("read them again")])
         results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"][-2:]
         assert "outside the workspace" in results[0] and "in third-root" in results[1], results
+
+
+async def test_rewind_across_undo_in_a_new_process(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    from acp_harness.agent import agent_env, start_agent
+
+    agent = frames_ok
+    sid = await _edited_session(agent, scripted, ws)  # turn 1: a.txt one -> two, b.txt made
+    scripted.push(tools(call("read_file", {"path": "a.txt"}), call("write_file", {"path": "a.txt", "content": "3\n"})),
+                  text("again"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("change a again")])
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("/undo")])
+    assert (ws / "a.txt").read_text() == "two\n"
+    await agent.conn.close_session(session_id=sid)
+    async with start_agent(agent.home / "after-undo", agent_env(scripted, agent.home)) as other:
+        await other.conn.load_session(cwd=str(ws), session_id=sid, mcp_servers=[])
+        await other.conn.prompt(session_id=sid, prompt=[text_block("/rewind 1")])  # turn 2: undone already
+        assert (ws / "a.txt").read_text() == "two\n" and (ws / "b.txt").exists()
+        await other.conn.prompt(session_id=sid, prompt=[text_block("/rewind 1")])  # turn 1
+        assert "Rewound the last turn" in other.client.text(sid), other.client.text(sid)
+        assert (ws / "a.txt").read_text() == "one\n" and not (ws / "b.txt").exists()
+        scripted.push(text("fresh"))
+        await other.conn.prompt(session_id=sid, prompt=[text_block("from scratch")])
+        sent = scripted.requests[-1].messages
+        assert [m["role"] for m in sent] == ["system", "user"], [m["role"] for m in sent]
+        assert sent[0] == scripted.requests[0].messages[0]  # the system prompt is byte-stable
+        other.check_frames()
