@@ -139,6 +139,10 @@ class Conversation:
             return
         await store.acquire_lease(self.session_id)
         try:
+            if self._session_row and await store.get_session(self.session_id) is None:
+                from .sessions.schema import SessionDeleted
+
+                raise SessionDeleted(self.session_id)  # never run on, or save into, a deleted session
             if await store.revision(self.session_id) != self._revision and self._persisted == len(
                     self.messages) and not self._needs_rewrite:
                 self._take(await store.load_messages(self.session_id))  # a repair is saved with the turn's first save

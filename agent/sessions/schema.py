@@ -23,6 +23,14 @@ class StoreError(RuntimeError):
     """The session store cannot be used as asked; the message names the file and the way out."""
 
 
+class SessionDeleted(StoreError):
+    """The session was deleted from the store (by another process) while this one had it open."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id} was deleted (in another window or agentls process) while it was "
+                         "open here, so this turn did not run and nothing was saved; start a new session")
+
+
 class SchemaTooNew(StoreError):
     """The database was written by a newer agentls than this one."""
 

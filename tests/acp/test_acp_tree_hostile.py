@@ -12,6 +12,7 @@ from acp import RequestError, text_block
 from acp_harness.agent import Agent
 
 from agentls.agent.scripted import ScriptedServer, call, text, tools
+from agentls.agent.sessions.store import SessionStore
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -209,3 +210,24 @@ async def test_rewind_across_undo_in_a_new_process(frames_ok: Agent, scripted: S
         assert [m["role"] for m in sent] == ["system", "user"], [m["role"] for m in sent]
         assert sent[0] == scripted.requests[0].messages[0]  # the system prompt is byte-stable
         other.check_frames()
+
+
+async def test_a_session_deleted_by_another_process_while_open_here(frames_ok: Agent, scripted: ScriptedServer,
+                                                                    ws: Path) -> None:
+    from acp_harness.agent import agent_env, start_agent
+
+    agent = frames_ok
+    sid = await agent.new_session(ws)
+    scripted.push(text("ok"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("open in two places")])
+    async with start_agent(agent.home / "deleter", agent_env(scripted, agent.home)) as other:
+        await other.conn._conn.send_request("session/delete", {"sessionId": sid})
+    try:
+        response = await agent.conn.prompt(session_id=sid, prompt=[text_block("still here?")])
+    except RequestError as exc:
+        assert "was deleted" in str(exc) and exc.data["reason"] == "sessionStore", exc.data
+    else:
+        raise AssertionError(f"the turn ran on a deleted session ({response.stop_reason}) and was not saved")
+    async with SessionStore(agent.home / "data" / "sessions.db") as store:
+        assert await store.get_session(sid) is None and await store.load_messages(sid) == []
+    await _still_answers(agent, scripted, await agent.new_session(ws))
