@@ -231,3 +231,26 @@ async def test_a_session_deleted_by_another_process_while_open_here(frames_ok: A
     async with SessionStore(agent.home / "data" / "sessions.db") as store:
         assert await store.get_session(sid) is None and await store.load_messages(sid) == []
     await _still_answers(agent, scripted, await agent.new_session(ws))
+
+
+async def test_rewind_sent_while_a_turn_runs(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+    import asyncio
+
+    agent = frames_ok
+    sid = await _edited_session(agent, scripted, ws)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="ask")
+    scripted.push(tools(call("terminal", {"command": "echo hi"})), text("ran"))
+    agent.client.answers.append("wait")
+    running = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[text_block("run it")]))
+    await agent.client.wait_for(lambda: agent.client.permission_requests)
+    rewind = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[text_block("/rewind 1")]))
+    await asyncio.sleep(0.3)
+    agent.client.release_waiting()
+    await asyncio.wait_for(running, 20)
+    try:
+        await asyncio.wait_for(rewind, 20)
+    except RequestError as exc:
+        assert exc.code != -32603, exc
+    sent = str([m for r in scripted.requests for m in r.messages])
+    assert "/rewind" not in sent  # a command is never handed to the model as a steer
+    await _still_answers(agent, scripted, sid)
