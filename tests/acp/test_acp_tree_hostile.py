@@ -254,3 +254,31 @@ async def test_rewind_sent_while_a_turn_runs(frames_ok: Agent, scripted: Scripte
     sent = str([m for r in scripted.requests for m in r.messages])
     assert "/rewind" not in sent  # a command is never handed to the model as a steer
     await _still_answers(agent, scripted, sid)
+
+
+async def test_fork_at_a_tool_call_a_fork_of_a_fork_and_a_foreign_message_id(frames_ok: Agent,
+                                                                            scripted: ScriptedServer,
+                                                                            ws: Path) -> None:
+    agent = frames_ok
+    (ws / "n.txt").write_text("42\n")
+    sid, other = await agent.new_session(ws), await agent.new_session(ws)
+    scripted.push(tools(call("read_file", {"path": "n.txt"})), text("it is 42"), text("other answer"))
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("read n")])
+    await agent.conn.prompt(session_id=other, prompt=[text_block("elsewhere")])
+    async with SessionStore(agent.home / "data" / "sessions.db") as store:
+        calling = next(m for m in await store.load_messages(sid) if m.get("tool_calls"))
+        foreign = (await store.load_messages(other))[0]
+    fork = await agent.conn.fork_session(session_id=sid, cwd=str(ws), mcp_servers=[],
+                                         **{"agentls": {"atMessageId": calling["meta"]["messageId"]}})
+    twice = await agent.conn.fork_session(session_id=fork.session_id, cwd=str(ws), mcp_servers=[])
+    scripted.push(text("forked twice"))
+    await agent.conn.prompt(session_id=twice.session_id, prompt=[text_block("and now?")])
+    sent = scripted.requests[-1].messages
+    roles = [m["role"] for m in sent]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"], roles  # the call keeps its result
+    with pytest.raises(RequestError) as info:
+        await agent.conn.fork_session(session_id=sid, cwd=str(ws), mcp_servers=[],
+                                      **{"agentls": {"atMessageId": foreign["meta"]["messageId"]}})
+    assert info.value.code == -32602
+    async with SessionStore(agent.home / "data" / "sessions.db") as store:
+        assert await store.fork_origin(twice.session_id) == fork.session_id
