@@ -29,7 +29,8 @@ def _signatures(text: str) -> dict[str, str] | None:
     out: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out[node.name] = f"{node.name}({ast.unparse(node.args)})"
+            asynchronous = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
+            out[node.name] = f"{asynchronous}{node.name}({ast.unparse(node.args)})"
         elif isinstance(node, ast.ClassDef):
             out[node.name] = f"class {node.name}"
     return out
