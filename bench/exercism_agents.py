@@ -173,7 +173,7 @@ class AiderAgent:
 
     def _start(self, folder: Path, ex: Exercise) -> subprocess.Popen[str]:
         env = {**_clean_env(), "OPENAI_API_BASE": self.server.url, "OPENAI_API_KEY": "none",
-               "AIDER_ANALYTICS": "false", "AIDER_CHECK_UPDATE": "false"}
+               "AIDER_ANALYTICS": "false", "AIDER_CHECK_UPDATE": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         cmd = [self.python, str(ROOT / "bench" / "exercism_aider.py"), "--folder", str(folder),
                "--solution", ex.solution, "--edit-format", self.edit_format, "--read", "INSTRUCTIONS.md",
                "--read", ex.test, "--model", "openai/local"]
