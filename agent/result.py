@@ -38,6 +38,7 @@ class TurnResult:
     failed_edits: tuple[FailedCall, ...] = ()  # failed edit calls no later edit of the same file made good
     last_call_failed: bool = False  # the last tool call before the answer failed: the answer is not grounded
     tools_stopped: str | None = None  # why tool use was stopped for the rest of the turn (the loop guard)
+    unmade_change: str | None = None  # a change request that changed no file: the files it asked for (loop/change_request.py)
 
     @property
     def completed(self) -> bool:
@@ -77,4 +78,6 @@ class TurnResult:
         out["last_call_failed"] = self.last_call_failed
         if self.tools_stopped:
             out["tools_stopped"] = self.tools_stopped
+        if self.unmade_change:
+            out["unmade_change"] = self.unmade_change
         return out

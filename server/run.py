@@ -9,7 +9,7 @@ Exit codes (README "Exit codes"):
 - 2: bad usage or configuration (a session store that cannot be used)
 - 3: the step budget ran out before the model answered
 - 4: completed, but an edit did not land (an edit_file/write_file failed and no later edit of that file made it
-  good, or an edit was refused)
+  good, or an edit was refused), or a small model's change request changed no file (``unmade_change``)
 - 130: interrupted (Ctrl-C: the first one interrupts cleanly; a second one aborts)
 """
 

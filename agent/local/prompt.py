@@ -33,7 +33,6 @@ MAX_GRAMMAR_FILES = 200
 MAX_CONTEXT_CHARS = 4000
 
 _RULES = (
-    "Paths are relative to the workspace root: `greet.py`, not `{name}/greet.py`.",
     "Look before you answer: read a file before you talk about it or change it.",
     "To change a file, use edit_file with its path and the change in words, for example "
     '{{"path": "app.py", "change": "set PORT to 8080"}}. Change only what the user asked.',
@@ -53,12 +52,18 @@ def file_listing(files: Sequence[str], limit: int = MAX_LISTED_FILES) -> str:
     return text
 
 
+STATIC_PART = ("You are agentls, a coding agent. You work in a workspace by calling tools, one call per reply.\n"
+               + "\n".join(f"- {rule.format()}" for rule in _RULES))
+WORKSPACE_HEAD = "The workspace is `"  # where the workspace's own part begins (``split_system``)
+
+
 def compact_system_prompt(*, root: Path, root_context: str | None, extra: str | None, files: Sequence[str]) -> str:
-    """The local model's system prompt: deterministic in its arguments."""
-    rules = "\n".join(f"- {rule.format(name=root.name)}" for rule in _RULES)
-    sections = [f"You are agentls, a coding agent. You work in the workspace `{root.name}` by calling tools, "
-                f"one call per reply.\n{rules}",
-                (f"{ALL_FILES}\n" if len(files) <= MAX_LISTED_FILES else "Files in the workspace:\n")
+    """The local model's system prompt: deterministic in its arguments. ``STATIC_PART`` first, the same for
+    every workspace, then this workspace's part (``split_system``)."""
+    sections = [STATIC_PART,
+                f"{WORKSPACE_HEAD}{root.name}`. Paths are relative to its root: `greet.py`, not "
+                f"`{root.name}/greet.py`.\n"
+                + (f"{ALL_FILES}\n" if len(files) <= MAX_LISTED_FILES else "Files in the workspace:\n")
                 + file_listing(files)]
     if root_context and root_context.strip():
         context = root_context.strip()
@@ -68,6 +73,15 @@ def compact_system_prompt(*, root: Path, root_context: str | None, extra: str | 
     if extra and extra.strip():
         sections.append(extra.strip())
     return "\n\n".join(sections) + "\n"
+
+
+def split_system(system: str) -> tuple[str, str] | None:
+    """A compact system prompt as (the static part, the workspace's part), else None. The embedded model gets
+    them as two system messages, so the chat template puts the tool schemas between them: the static part
+    and the tools are the same tokens in every workspace, and a saved slot of any workspace covers them
+    (agent/local/slots.py)."""
+    head, sep, rest = system.partition("\n\n" + WORKSPACE_HEAD)
+    return (head, WORKSPACE_HEAD + rest) if sep and head == STATIC_PART else None
 
 
 def hidden_tools(system_prompt: str | None) -> frozenset[str]:

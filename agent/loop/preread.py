@@ -19,6 +19,7 @@ import json
 import re
 from pathlib import PurePosixPath
 
+from .change_request import change_request
 from .dispatch import announce, run_calls
 from .parts import TurnParts
 from .prepare import prepare_calls
@@ -56,13 +57,21 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     if not parts.profile.preread or "read_file" not in parts.registry.names or request is None:
         return
     text = text_of(request)
-    if not _TOKEN.search(text) or _RUN.search(text):
+    turn.change = change = change_request(text)
+    if not _TOKEN.search(text) or (_RUN.search(text) and change is None):
         return
-    files = named_files(text, await parts.views.workspace_files())
+    workspace = await parts.views.workspace_files()
+    files = named_files(text, workspace)
+    targets = files
+    if change is not None and change.targets:  # a change request: its targets and the files it must satisfy
+        targets = named_files(" ".join(change.targets), workspace)
+        files = targets + [f for f in named_files(" ".join(change.context), workspace) if f not in targets]
     if not files:
         return
+    if change is not None:
+        turn.change_targets = tuple(targets)
     with contextlib.suppress(OutsideWorkspace):  # a listed symlink out: nothing to wait for
-        turn.named_files = tuple(resolve_in_workspace(conversation.root, f) for f in files)
+        turn.named_files = tuple(resolve_in_workspace(conversation.root, f) for f in targets)
     turn.changes_only = len(set(_TOKEN.findall(text))) == len(files) and not _CREATE.search(text)
     calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",
               "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]

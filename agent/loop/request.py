@@ -5,7 +5,9 @@ from __future__ import annotations
 from .parts import TurnParts
 from .state import TurnState
 from ..model_caller import Prompt
+from .change_request import edits_since
 from ..tools.guards import READ_FIRST
+from ..tools.noop import NOTHING_TO_CHANGE
 from ..types import Message
 
 
@@ -53,8 +55,12 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
         return "none"
     messages = parts.conversation.messages
     last = messages[-1] if messages else None
+    if focus(parts, turn):
+        return "required"  # a change request: no answer before an edit (loop/change_request.py)
     if not parts.profile.json_tools or last is None or last.get("role") != "tool":
         return None
+    if str(last.get("content", "")).startswith(NOTHING_TO_CHANGE):
+        return "none"  # an honest no-op (tools/noop.py): the next step may only answer
     if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
     if not parts.profile.must_act or (failed := _edit_failed(last)) is None:
@@ -76,9 +82,27 @@ def _edit_failed(message: Message) -> bool | None:
     return bool((message.get("meta") or {}).get("error"))
 
 
+def focus(parts: TurnParts, turn: TurnState) -> tuple[str, ...]:
+    """A small model's change request whose targets exist, while none of them has been changed and its failed
+    edits are at most ``EDIT_RETRIES``: the targets (the step may only be an edit of one of them)."""
+    if not turn.change_targets or not parts.profile.must_act or turn.outcome.tools_stopped:
+        return ()
+    if set(turn.named_files) & turn.outcome.applied():
+        return ()
+    messages = parts.conversation.messages
+    last = messages[-1] if messages else None
+    if last is not None and str(last.get("content", "")).startswith(NOTHING_TO_CHANGE):
+        return ()
+    _, failed = edits_since(messages, parts.conversation.turn_user or 0)
+    return turn.change_targets if failed <= EDIT_RETRIES else ()
+
+
 def held_back(parts: TurnParts, turn: TurnState) -> tuple[str, ...]:
     """A small model's request that names only existing files and asks to create nothing: write_file is left
-    out of the grammar (it otherwise "rewrites" a named file with junk, a wasted step at best)."""
+    out of the grammar (it otherwise "rewrites" a named file with junk, a wasted step at best). While a change
+    request has its ``focus``, every tool but edit_file is."""
+    if focus(parts, turn) and parts.profile.json_tools:
+        return tuple(n for n in parts.registry.names if n != "edit_file")
     return ("write_file",) if parts.profile.must_act and turn.changes_only else ()
 
 
@@ -86,6 +110,8 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
            extra_messages: list[Message] | None = None, paths: list[str] | None = None,
            temperature: float | None = None) -> Prompt:
     conversation = parts.conversation
+    if tools and parts.profile.json_tools and (targets := focus(parts, turn)):
+        paths = list(targets)  # the grammar admits only an edit of a target
     return Prompt(system=conversation.system_prompt or "",
                   messages=conversation.call_ids.for_provider(
                       view(conversation.messages, turn, conversation.turn_user, extra_user, extra_messages),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from . import resample
+from . import change_request, resample
 from .call import call_model
 from .dispatch import announce, run_calls
 from .exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
@@ -140,6 +140,9 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         if partial is not None:
             text = partial + text
             message = {**message, "content": text}
+        if (nudge := change_request.nudge_for(parts, turn)) is not None:
+            extra_user = nudge  # an answer in words to a change request, no edit tried: one nudge, not kept
+            continue
         # A small model's answer that fills its output cap is a loop, not a long answer: it is not continued.
         if response.finish_reason == "length" and turn.continuations < MAX_CONTINUATIONS \
                 and parts.profile.continues_cut_answers:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .change_request import ChangeRequest
 from ..model_caller import CallState
 from ..outcome import LoopGuard, OutcomeRecorder
 from ..types import Message
@@ -28,3 +29,6 @@ class TurnState:
     guard: LoopGuard = field(default_factory=LoopGuard)  # repeated identical calls stop tool use
     named_files: tuple[Path, ...] = ()  # a small model's request: the workspace files it names (loop/preread.py)
     changes_only: bool = False  # ... and it names no other file and asks to create nothing
+    change: ChangeRequest | None = None  # a small model's request that asks for a change (loop/change_request.py)
+    change_targets: tuple[str, ...] = ()  # ... the workspace files it asks to change
+    change_nudged: bool = False  # ... the one nudge after an answer with no edit attempted was given

@@ -10,6 +10,7 @@ import anyio
 
 from .. import events
 from .exits import Ending
+from .change_request import unmade
 from .finalize import finalize
 from .parts import TurnParts
 from .rounds import run_rounds
@@ -107,13 +108,15 @@ async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
     except Exception as exc:
         turn.cleanup_errors.append(f"title: {type(exc).__name__}: {exc}")
     conversation, outcome = parts.conversation, turn.outcome
+    files_changed = outcome.files_changed(conversation.root)
     return TurnResult(session_id=conversation.session_id, exit_reason=ending.reason,
                       final_response=ending.final_response, messages=conversation.transcript(),
                       api_calls=turn.calls.api_calls, usage=turn.calls.usage, error=ending.error,
                       pending_steer=parts.control.take_steer(), cleanup_errors=tuple(turn.cleanup_errors),
-                      files_changed=outcome.files_changed(conversation.root), failed_calls=outcome.failed_calls(),
+                      files_changed=files_changed, failed_calls=outcome.failed_calls(),
                       refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
-                      last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped)
+                      last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped,
+                      unmade_change=unmade(turn, bool(files_changed)))
 
 
 async def _answered(parts: TurnParts, text: str) -> TurnResult:

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import overwrite
+from . import noop, overwrite
 from .base import JsonObject, ToolContext, ToolFailure, ToolOutput
 from .fences import code_blocks, fence_for
 from .guards import breaks_python, locate, may_change, with_note
+from .keep_names import lost_names
 from .matching import without_line_numbers
 from .writing import existing_text, write_checked
 
@@ -351,6 +352,9 @@ async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[st
         raise ToolFailure("this edit_file needs 'old_string' and 'new_string'")
     rel, text = await existing_text(ctx, path)
     may_change(ctx, path, text, "edit", shown(rel))
+    missing = noop.absent(ctx.request, rel, text)
+    if missing:  # nothing to remove or change: said plainly, before the model writes anything
+        return with_note(ToolOutput(noop.result_text(missing)), note)
     crlf = "\r\n" in text
     base = text.replace("\r\n", "\n") if crlf else text  # the model reads and writes \n lines
     try:
@@ -372,6 +376,9 @@ async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[st
     if broken:
         raise ToolFailure(f"this edit was not made: the rewritten {rel} would not parse ({broken}); nothing was "
                           "changed. Call edit_file again with the change said more precisely.")
+    lost = lost_names(path, text, new_text, ctx.request)
+    if lost:
+        raise ToolFailure(f"this edit was not made: {lost}. Nothing was changed; call edit_file again.")
     out = await write_checked(ctx, path, text, new_text, "Edited")
     if kept and not out.is_error:
         out.text += "\n[" + "; ".join(kept) + "]"

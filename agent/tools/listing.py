@@ -191,13 +191,35 @@ async def search_files(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         lines = await _search_python(ctx, regex, target, glob, scan)
     report = scan.report()
     if not lines:
-        return with_note(ToolOutput(f"no matches for {pattern!r} in {display(ctx.root, target)}{report}"), note)
+        where = display(ctx.root, target)
+        scope = where + (f" (files matching {glob!r})" if glob else "")
+        elsewhere = await _elsewhere(ctx, rg, pattern, regex) if where != "." or glob else ""
+        return with_note(ToolOutput(f"no matches for {pattern!r} in {scope}{report}{elsewhere}"), note)
     shown = lines[:MAX_MATCHES]
     body = "\n".join(shown)
     if len(lines) > MAX_MATCHES:
         body += "\n[... more matches not shown; narrow the pattern, path or glob]"
     text, _ = cap_text(body, max(1000, ctx.output_limit - len(report)))
     return with_note(ToolOutput(text + report), note)
+
+
+ELSEWHERE_SHOWN = 5
+
+
+async def _elsewhere(ctx: ToolContext, rg: str | None, pattern: str, regex: re.Pattern[str]) -> str:
+    """For a search narrowed by path or glob that found nothing: what the whole workspace has, so a wrong
+    guess at the file cannot pass for "nothing defines it" (issue 27)."""
+    scan = Scan()
+    if rg:
+        found = await _search_with_rg(ctx, rg, pattern, ".", None, scan)
+    else:
+        found = await _search_python(ctx, regex, ctx.root, None, scan)
+    if not found:
+        return "\n[the rest of the workspace has no matches either]"
+    more = "+" if len(found) > MAX_MATCHES or scan.stopped_at else ""
+    first = "\n".join(line[:200] for line in found[:ELSEWHERE_SHOWN])
+    return (f"\n[but the rest of the workspace has {min(len(found), MAX_MATCHES)}{more} "
+            f"match{'' if len(found) == 1 else 'es'}; the first ones:]\n{first}")
 
 
 def _path_or_root(args: JsonObject) -> list[str]:

@@ -1,0 +1,190 @@
+"""Issue 27: a small model asked for a change makes one, keeps the names, says a no-op plainly, and a turn that
+changed nothing does not pass for a success (agent/loop/change_request.py, agent/tools/keep_names.py,
+agent/tools/noop.py, the search note in agent/tools/listing.py). The scripted provider plays the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.agent.footer import footer, summary, summary_json
+from agentls.agent.loop.change_request import change_request
+from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
+from agentls.server.run import exit_code
+
+from .conftest import AgentFactory, results
+
+STUB = "def abbreviate(words):\n    pass\n"
+DONE = "def abbreviate(words):\n    return ''.join(w[0].upper() for w in words.replace('-', ' ').split())\n"
+RENAMED = "def acronym(phrase):\n    return ''.join(w[0].upper() for w in phrase.split())\n"
+ASK = ("Implement the stub in acronym.py so that it satisfies INSTRUCTIONS.md. Keep the function and class names. "
+       "Use only the standard library.")
+INSTRUCTIONS = "# Instructions\n\nConvert a phrase to its acronym: Portable Network Graphics -> PNG.\n"
+
+
+def j(name: str, **arguments: Any) -> Reply:
+    return text(json.dumps({"name": name, "arguments": arguments}))
+
+
+def block(body: str) -> Reply:
+    return text(f"Here it is:\n```python\n{body}```")
+
+
+def offered(req: RecordedRequest) -> list[str]:
+    return [v["properties"]["name"]["const"] for v in req.body["response_format"]["json_schema"]["schema"]["anyOf"]]
+
+
+def steps(srv: ScriptedServer) -> list[RecordedRequest]:
+    return [r for r in srv.requests if "response_format" in r.body]  # the rewrites have no grammar
+
+
+@pytest.fixture
+def exercise(workspace: Path) -> Path:
+    (workspace / "acronym.py").write_text(STUB)
+    (workspace / "INSTRUCTIONS.md").write_text(INSTRUCTIONS)
+    (workspace / "acronym_test.py").write_text("from acronym import abbreviate\n")
+    return workspace
+
+
+@pytest.mark.parametrize(("request_text", "targets", "context"), [
+    (ASK, ("acronym.py",), ("INSTRUCTIONS.md",)),
+    ("In greet.py, change the greeting word Hello to Hi", ("greet.py",), ()),
+    ("Could you fix calc.py? It adds instead of subtracting.", ("calc.py",), ()),
+    ("Remove the function sub from calc.py", ("calc.py",), ()),
+    ("Fix the code in acronym.py per spec.md.", ("acronym.py",), ("spec.md",)),
+    ("1 failed\n\nThe tests in acronym_test.py fail as shown above. The tests are correct, don't change them. "
+     "Fix the code in acronym.py to resolve the errors.", ("acronym.py",), ()),
+])
+def test_a_change_request_names_its_targets_and_its_context(request_text: str, targets: tuple[str, ...],
+                                                             context: tuple[str, ...]) -> None:
+    found = change_request(request_text)
+    assert found is not None and found.targets == targets and found.context == context
+
+
+@pytest.mark.parametrize("request_text", [
+    "What does README.md say?", "What does the greet function in greet.py return? Do not change any files.",
+    "Run python greet.py Alice and tell me what it prints", "Which file defines parse_date?",
+    "Don't change greet.py, just explain it.", "The add function in calc.py: what does it do?"])
+def test_questions_and_commands_are_not_change_requests(request_text: str) -> None:
+    assert change_request(request_text) is None
+
+
+async def test_the_first_step_is_an_edit_of_the_stub_and_the_rewrite_sees_the_instructions(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
+             j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    first = steps(srv)[0]
+    assert offered(first) == ["edit_file"]  # no final_answer, no read: an edit of the named file
+    edit = first.body["response_format"]["json_schema"]["schema"]["anyOf"][0]["properties"]["arguments"]
+    assert edit["properties"]["path"]["enum"] == ["acronym.py"]
+    assert [c["function"]["arguments"] for c in result.messages[2]["tool_calls"]] == [
+        '{"path": "acronym.py"}', '{"path": "INSTRUCTIONS.md"}']  # the context file is pre-read with the stub
+    rewrite = srv.requests[1].body
+    assert "response_format" not in rewrite and "Graphics -> PNG" in json.dumps(rewrite["messages"])
+    assert offered(steps(srv)[1]) == ["final_answer"]  # the stub changed: the next step answers
+    assert "Keep" not in first.body["messages"][0]["content"]  # nothing rides the system prompt
+
+
+async def test_a_rewrite_that_renames_the_function_is_refused_with_the_names_and_the_model_retries(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(j("edit_file", path="acronym.py", change="implement"), block(RENAMED),
+             j("edit_file", path="acronym.py", change="implement abbreviate, keep its name"), block(DONE),
+             j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE
+    refused = next(r for r in results(result) if "dropped or changed" in r)
+    assert "abbreviate(words)" in refused and "acronym(phrase)" in refused and "nothing was changed" in refused.lower()
+    assert offered(steps(srv)[1]) == ["edit_file"]  # after the refusal it must try again
+    assert not result.failed_edits and exit_code(result) == 0
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ("class Robot:\n    pass\n\n\ndef make():\n    pass\n", "class Bot:\n    pass\n\n\ndef make():\n    return 1\n"),
+    ("def slices(series, length):\n    pass\n", "def slices(series):\n    return []\n"),
+    ("async def fetch(url):\n    pass\n", "def fetch(url):\n    return url\n"),
+])
+async def test_dropped_classes_and_changed_signatures_are_refused(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                  workspace: Path, before: str, after: str) -> None:
+    (workspace / "mod.py").write_text(before)
+    srv.push(tools(call("edit_file", {"path": "mod.py", "change": "implement"})), block(after), text("done"))
+    result = await make_agent(small_model=True).run_conversation("Implement mod.py")
+    assert (workspace / "mod.py").read_text() == before
+    assert any("dropped or changed" in r for r in results(result))
+
+
+async def test_a_rename_the_user_asked_for_is_made(make_agent: AgentFactory, srv: ScriptedServer,
+                                                   exercise: Path) -> None:
+    srv.push(j("edit_file", path="acronym.py", change="rename"), block(RENAMED), j("final_answer", text="Renamed."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(
+        "In acronym.py, rename abbreviate to acronym and implement it")
+    assert (exercise / "acronym.py").read_text() == RENAMED and exit_code(result) == 0
+
+
+async def test_an_answer_in_words_gets_one_nudge_naming_the_file_then_the_edit(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """Native tool calls (no grammar to force an edit): the model answers "already implemented"."""
+    srv.push(text("The stub is already implemented."), tools(call("edit_file", {"path": "acronym.py",
+                                                                              "change": "implement"})),
+             block(DONE), text("Implemented."))
+    result = await make_agent(small_model=True).run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and result.final_response == "Implemented."
+    nudged = srv.requests[1].body  # after the answer in words, the nudged step
+    last = nudged["messages"][-1]
+    assert last["role"] == "user" and "You answered without changing acronym.py" in json.dumps(last)
+    assert "already implemented" not in json.dumps(result.messages)  # the answer not taken is not stored
+    assert nudged["messages"][0]["content"] == srv.requests[0].body["messages"][0]["content"]  # system stable
+
+
+async def test_a_change_request_that_changed_nothing_exits_4_and_names_the_file(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(text("Already implemented."), text("It is already implemented, really."))
+    result = await make_agent(small_model=True).run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == STUB and result.completed
+    assert result.unmade_change == "acronym.py" and exit_code(result) == 4
+    assert footer(result) == "no files changed; change asked for not made: acronym.py"
+    assert summary(result) == footer(result)  # the editors' end-of-turn line says the same
+    assert summary_json(result)["changeNotMade"] == "acronym.py"
+    assert result.to_json()["unmade_change"] == "acronym.py"
+    user_steps = [m for r in srv.requests for m in r.body["messages"][-1:] if m["role"] == "user"]
+    assert sum("You answered without changing" in json.dumps(m) for m in user_steps) == 1  # one nudge only
+
+
+async def test_a_question_is_answered_at_once_and_exits_0(make_agent: AgentFactory, srv: ScriptedServer,
+                                                          workspace: Path) -> None:
+    srv.push(j("final_answer", text="A tiny example project."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation("What does README.md say?")
+    assert result.unmade_change is None and exit_code(result) == 0 and summary(result) is None
+    assert "final_answer" in offered(steps(srv)[0])
+
+
+async def test_deleting_a_line_that_is_not_there_says_so_and_the_next_step_only_answers(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("buy milk\ncall mom\n")
+    srv.push(j("edit_file", path="notes.txt", change="delete the TODO line"),
+             j("final_answer", text="notes.txt has no TODO line, so I changed nothing."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(
+        "Delete the TODO line from notes.txt")
+    (edited,) = [r for r in results(result) if "TODO" in r]
+    assert edited.startswith("nothing to change: notes.txt has no line containing TODO")
+    assert len(srv.requests) == 2  # no rewrite was asked for
+    assert offered(steps(srv)[1]) == ["final_answer"]
+    assert (workspace / "notes.txt").read_text() == "buy milk\ncall mom\n"
+    assert not result.failed_edits and "change asked for not made: notes.txt" in footer(result)
+
+
+async def test_a_narrowed_search_that_finds_nothing_shows_where_the_rest_of_the_workspace_matches(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / "src" / "pkg" / "dates.py").write_text("def parse_date(s):\n    return s\n")
+    srv.push(tools(call("search_files", {"pattern": "def parse_date", "path": "greet.py"})),
+             tools(call("search_files", {"pattern": "def parse_date", "glob": "*.md"})),
+             tools(call("search_files", {"pattern": "def nowhere_at_all", "path": "src"})), text("done"))
+    narrowed, globbed, nowhere = results(await make_agent().run_conversation("Which file defines parse_date?"))
+    assert narrowed.startswith("no matches for 'def parse_date' in greet.py")
+    assert "the rest of the workspace has 1 match" in narrowed and "src/pkg/dates.py:1:def parse_date" in narrowed
+    assert "(files matching '*.md')" in globbed and "src/pkg/dates.py:1:" in globbed
+    assert "the rest of the workspace has no matches either" in nowhere
