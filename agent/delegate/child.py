@@ -1,6 +1,7 @@
 """A child agent, built from its parent's configuration in one place (docs/loop.md §9.9).
 
-Same workspace, model and endpoints, permission policy (shared), sandbox settings, session store and MCP
+Same workspace, model and endpoints, permission policy (shared: its approval mode, plan mode included, is
+the parent's at every call), hooks (agent/workflows/child.py), sandbox settings, session store and MCP
 tools as the parent; its own session (linked to the parent's and the delegating call), its own transcript
 and system prompt, the tools its task's toolsets allow, and its parent turn's budget.
 """
@@ -34,8 +35,14 @@ def build_child(parent: AIAgent, task: Task, *, ctx: ToolContext, host: ChildHos
     tools: list[Tool] = [t for n in task.tool_names(parent.registry.names) if (t := parent.registry.get(n))]
     extra = parent.settings.system_message
     settings = parent.settings.evolve(titles="prompt", system_message=CHILD_PROMPT + (f"\n\n{extra}" if extra else ""))
+    workflows = None
+    if parent.workflows is not None:  # the parent's hooks see the child's calls (docs/workflows.md, "Subagents")
+        from ..workflows.child import ChildWorkflows
+
+        workflows = ChildWorkflows(parent.workflows, parent.session_id, ctx.tool_call_id)
     link = ParentLink(session_id=parent.session_id, tool_call_id=ctx.tool_call_id, level=parent.level + 1,
                       policy=parent.policy, tap=EditTap(ctx.checkpoint, ctx.changed))
     return AIAgent(settings=settings, host=host, workspace=parent.root, session_id=uuid.uuid4().hex,
                    session_db=parent.store, iteration_budget=ChildBudget(parent.budget), tools=tools,
-                   http_client=parent.http_client, parent=link)
+                   http_client=parent.http_client, parent=link,
+                   workflows=workflows)

@@ -138,5 +138,7 @@ def delegate_tool(agent: AIAgent) -> Tool:
     async def run(ctx: ToolContext, args: dict[str, Any]) -> ToolOutput:
         return await _Run(agent, ctx, parse_tasks(args)).run()
 
+    # plan_safe: in plan mode it runs, and its children (sharing the parent's policy, so its mode) are refused
+    # every edit and command by the same gate, whatever their toolsets (docs/acp.md "Plan mode")
     return Tool(name="delegate_task", description=DESCRIPTION, parameters=PARAMETERS, kind="think", run=run,
-                read_only=False, title=_title, timeout=None, short=SHORT, guide=GUIDE)
+                read_only=False, plan_safe=True, title=_title, timeout=None, short=SHORT, guide=GUIDE)

@@ -55,6 +55,7 @@ class Hooks:
         self.specs = specs
         self.workspace = workspace
         self.session_id = ""
+        self.extra: dict[str, Any] = {}  # more input fields (a subagent's: its parent's session and call)
         self.transcript_path: str | None = None
         self._warn = warn
 
@@ -66,7 +67,8 @@ class Hooks:
         outcome = HookOutcome()
         if not specs:
             return outcome
-        payload = {"session_id": self.session_id, "cwd": str(self.workspace), "hook_event_name": event, **fields}
+        payload = {"session_id": self.session_id, "cwd": str(self.workspace), "hook_event_name": event, **self.extra,
+                   **fields}
         if self.transcript_path:
             payload["transcript_path"] = self.transcript_path
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
