@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -203,6 +204,12 @@ async def _run(ns: argparse.Namespace) -> int:
         renderer._newline()
         print(visible(f"agentls: {exc}"), file=sys.stderr)
         return 2
+    except Exception as exc:  # never a traceback and a hang: say what failed, for which session, and end
+        renderer._newline()
+        where = f"session {ns.session}: " if ns.session else ""
+        print(visible(f"agentls: {where}{type(exc).__name__}: {exc}"), file=sys.stderr)
+        logging.getLogger("agentls.run").debug("the turn failed", exc_info=True)
+        return 1
     finally:
         spinner.cancel()
         loop.remove_signal_handler(signal.SIGINT)
