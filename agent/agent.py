@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import anyio
+
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -186,7 +188,12 @@ class AIAgent:
 
     # ----- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> AIAgent:
-        await self._setup()
+        try:
+            await self._setup()
+        except BaseException:  # a store left open keeps its thread, and the process, alive
+            with anyio.CancelScope(shield=True):
+                await self.close()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -30,6 +30,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 _counter = itertools.count(1)
 _subreaper: bool | None = None
 _live: set[CommandGroup] = set()
+_PYTHON = sys.executable  # the launcher's interpreter (tests may point sys.executable at a stand-in later)
 
 
 def become_subreaper() -> bool:
@@ -187,3 +188,21 @@ def kill_all() -> int:
     """Kill every command still running in this process (the server is exiting). Returns how many
     processes were killed."""
     return sum(group.kill(holders=True) for group in list(_live))
+
+
+# A tiny launcher between us and a long-lived child (an MCP server, the local model's server): it asks the
+# kernel to SIGKILL it when we die (PR_SET_PDEATHSIG survives the exec), checks we did not die already,
+# then becomes the real program. Standard library only, isolated (-I -S), so it starts in milliseconds.
+_LAUNCH = ("import ctypes,os,sys\n"
+           "ctypes.CDLL(None).prctl(1,9,0,0,0)\n"
+           "if os.getppid()!=int(sys.argv[1]): os._exit(1)\n"
+           "try: os.execvp(sys.argv[2],sys.argv[2:])\n"
+           "except OSError as e: print('cannot run %s: %s'%(sys.argv[2],e),file=sys.stderr); os._exit(127)\n")
+
+
+def dies_with_us(argv: list[str]) -> list[str]:
+    """``argv`` wrapped so the process it starts is killed when this one dies, even by SIGKILL (Linux;
+    elsewhere ``argv`` as it is). The child's pid is the program's own (the launcher execs it)."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [_PYTHON, "-I", "-S", "-c", _LAUNCH, str(os.getpid()), *argv]

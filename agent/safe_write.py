@@ -32,6 +32,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from . import line_endings
 from .fileio import MAX_TEXT_BYTES, NotRegularFile, decode_text, kind_of, open_regular, read_fd_capped
 
 FLOCK_TIMEOUT = 30.0
@@ -158,9 +159,15 @@ def _decoded(data: bytes | None) -> str | None:
         return None
 
 
-def _crlf(data: bytes | None) -> bool:
-    """Mostly ``\r\n`` line endings (text is read with universal newlines, so a write must put them back)."""
-    return data is not None and data.count(b"\r\n") * 2 > data.count(b"\n")
+def _endings_kept(raw: bytes | None, data: bytes) -> bytes:
+    """``data`` with each kept line's own ending from ``raw`` (agent/line_endings.py): text is read with
+    universal newlines, so a write puts the file's ``\r\n`` and lone ``\r`` back, line by line."""
+    if raw is None or b"\r" not in raw or b"\r" in data:
+        return data
+    try:
+        return line_endings.restore(raw.decode("utf-8"), data.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError:
+        return data.replace(b"\n", b"\r\n") if raw.count(b"\r\n") * 2 > raw.count(b"\n") else data
 
 
 def _replace(dirfd: int, name: str, data: bytes, expected: str | None | _Unchecked, shown: Path) -> WriteReport:
@@ -179,8 +186,7 @@ def _replace(dirfd: int, name: str, data: bytes, expected: str | None | _Uncheck
         if st is not None and _decoded(raw) != expected:
             raise WriteConflict(f"{shown} changed on disk since it was read (another program or agentls process "
                                 "wrote it)")
-    if _crlf(raw) and b"\r\n" not in data:  # the file keeps its line endings
-        data = data.replace(b"\n", b"\r\n")
+    data = _endings_kept(raw, data)  # every line that is kept keeps its own ending
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~UMASK
     for _ in range(TEMP_ATTEMPTS):
         tmp = temp_name(name)

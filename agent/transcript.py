@@ -41,7 +41,13 @@ def violations(messages: Sequence[Message]) -> list[str]:
                 problems.append(f"#{i}: the transcript starts with an assistant message")
             if prev == "assistant":
                 problems.append(f"#{i}: two assistant messages in a row")
-            pending = [c.get("id", "") for c in msg.get("tool_calls") or []]
+            calls = msg.get("tool_calls") or []
+            if not isinstance(calls, list) or not all(
+                    isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("function"), dict)
+                    for c in calls):
+                problems.append(f"#{i}: malformed tool calls")  # a damaged stored row
+                calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+            pending = [str(c.get("id", "")) for c in calls]
         elif role == "tool":
             call_id = msg.get("tool_call_id")
             if not pending:

@@ -38,17 +38,19 @@ def main(argv: list[str] | None = None) -> int:
     if command in ("run", "lsp", "acp"):
         from agentls.agent.process_group import kill_all
 
-        previous = signal.signal(signal.SIGTERM, _terminated)
+        previous = {sig: signal.signal(sig, _terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
         try:
             return _serve(command, rest)
         finally:
-            kill_all()  # nothing a command started outlives the server
-            signal.signal(signal.SIGTERM, previous)
+            kill_all()  # nothing a command, an MCP server or the local model's server started outlives us
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     return _tool(command, rest)
 
 
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM (where a face does not handle it itself): kill the commands' processes, then exit."""
+    """SIGTERM or SIGHUP (where a face does not handle it itself): kill the processes of the commands, the
+    MCP servers and the local model's server (agent/process_group.py), then exit."""
     from agentls.agent.process_group import kill_all
 
     kill_all()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import signal
 import sys
@@ -29,6 +30,8 @@ from agentls.agent.events import sandbox_notice
 from agentls.agent.footer import edits_failed, footer
 from agentls.agent.result import ExitReason, TurnResult
 from agentls.agent.types import SessionUpdate
+
+from .visible import json_safe, visible
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_USAGE, EXIT_BUDGET, EXIT_EDITS_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
@@ -65,7 +68,7 @@ class Renderer:
 
     def _write(self, text: str) -> None:
         if not self.quiet:
-            self.out.write(text)
+            self.out.write(visible(text))
             self.out.flush()
 
     def _newline(self) -> None:
@@ -99,7 +102,7 @@ class Renderer:
             self._write("  (context compacted)\n")
         elif kind == "session_info_update" and isinstance(sandbox := sandbox_notice(update), str):
             self._newline()
-            self.out.write(sandbox + "\n")  # a warning: shown even with --quiet
+            self.out.write(visible(sandbox) + "\n")  # a warning: shown even with --quiet
             self.out.flush()
 
     async def spin(self) -> None:
@@ -145,7 +148,7 @@ async def _run(ns: argparse.Namespace) -> int:
 
     workspace = Path(ns.workspace).resolve()
     if not workspace.is_dir():
-        print(f"agentls: workspace {workspace} is not a directory", file=sys.stderr)
+        print(visible(f"agentls: workspace {workspace} is not a directory"), file=sys.stderr)
         return 2
     overrides = {"model": ns.model, "base-url": ns.base_url, "provider": ns.provider, "api-key-env": ns.api_key_env,
                  "approval": ns.approval, "max-iterations": ns.max_iterations,
@@ -159,13 +162,13 @@ async def _run(ns: argparse.Namespace) -> int:
             settings = merge(settings, {"approval": "auto-edit"}, "agentls run default")
         resolved = resolve_model(settings)
     except ConfigError as exc:
-        print(f"agentls: {exc}", file=sys.stderr)
+        print(visible(f"agentls: {exc}"), file=sys.stderr)
         return 2
     if not ns.quiet:
         from .runtime.notices import session_notices
 
         for notice in session_notices(settings):
-            print(notice.text + "\n", file=sys.stderr)
+            print(visible(notice.text) + "\n", file=sys.stderr)
     prompt = sys.stdin.read() if ns.prompt == "-" else ns.prompt
     renderer = Renderer(sys.stderr, ns.quiet)
     session_db = None
@@ -218,25 +221,31 @@ async def _run(ns: argparse.Namespace) -> int:
         return 130
     except SessionBusy as exc:  # another process is running a turn of --session
         renderer._newline()
-        print(f"agentls: {exc}", file=sys.stderr)
+        print(visible(f"agentls: {exc}"), file=sys.stderr)
         return 1
     except StoreError as exc:  # the session store cannot be used (its file is named)
         renderer._newline()
-        print(f"agentls: {exc}", file=sys.stderr)
+        print(visible(f"agentls: {exc}"), file=sys.stderr)
         return 2
+    except Exception as exc:  # never a traceback and a hang: say what failed, for which session, and end
+        renderer._newline()
+        where = f"session {ns.session}: " if ns.session else ""
+        print(visible(f"agentls: {where}{type(exc).__name__}: {exc}"), file=sys.stderr)
+        logging.getLogger("agentls.run").debug("the turn failed", exc_info=True)
+        return 1
     finally:
         spinner.cancel()
         loop.remove_signal_handler(signal.SIGINT)
         await mcp.aclose()
     renderer._newline()
     if ns.json:
-        print(json.dumps({**result.to_json(), "children": renderer.children}, ensure_ascii=False, indent=2,
-                         default=str))
+        print(json_safe(json.dumps({**result.to_json(), "children": renderer.children}, ensure_ascii=False, indent=2,
+                                   default=str)))
     elif result.final_response and not (sys.stdout.isatty() and renderer.tty and not ns.quiet):
-        print(result.final_response)  # on a terminal the streamed text already showed it
+        print(visible(result.final_response))  # on a terminal the streamed text already showed it
     if result.error is not None:
-        print(f"agentls: {result.error['category']}: {result.error['message']}", file=sys.stderr)
-    print(footer(result), file=sys.stderr)
+        print(visible(f"agentls: {result.error['category']}: {result.error['message']}"), file=sys.stderr)
+    print(visible(footer(result)), file=sys.stderr)
     return exit_code(result)
 
 
@@ -302,7 +311,7 @@ def sessions_main(argv: list[str]) -> int:
             print(f"agentls: {exc}", file=sys.stderr)
             return 2
         for r in rows:
-            print(f"{r.id}  {r.updated_at}  {r.cwd}  {r.title or '(untitled)'}")
+            print(visible(f"{r.id}  {r.updated_at}  {r.cwd}  {r.title or '(untitled)'}"))
         return 0
 
     return asyncio.run(go())

@@ -8,7 +8,9 @@ or OOM inside llama.cpp kills only the child: the agent sees a connection error,
 - The child's stderr (llama.cpp's log) goes to a log file in the cache dir, never to our stdout,
   which carries protocol frames under ``agentls lsp``/``acp``. The previous log is kept as ``.1``.
 - The child's stdin is a lifeline: it exits on EOF, so it cannot outlive the agent even if the
-  agent is killed. It runs in its own session, so a terminal Ctrl-C interrupts the turn (closing the
+  agent is killed; it also starts behind the launcher that has the kernel SIGKILL it when the agent
+  dies (``dies_with_us``), and carries a ``CommandGroup`` marker, so the ``kill_all()`` that every face
+  runs on SIGTERM, SIGHUP and any other exit ends it with everything it started. It runs in its own session, so a terminal Ctrl-C interrupts the turn (closing the
   HTTP stream stops generation) without killing the server.
 """
 
@@ -31,6 +33,7 @@ import httpx
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from . import model as bundled
+from ..process_group import CommandGroup, dies_with_us
 from .slots import SlotFiles
 
 Progress = Callable[[str, float], None]
@@ -68,6 +71,7 @@ class LocalModelServer:
         self.startup_timeout = startup_timeout
         self._log_path = log_path
         self._process: anyio.abc.Process | None = None
+        self._group: CommandGroup | None = None
         self._log_file: Any = None
         self._url: str | None = None
         self._last_port: int | None = None
@@ -206,9 +210,12 @@ class LocalModelServer:
         env["PYTHONUNBUFFERED"] = "1"
         started = time.monotonic()
         self._report("loading model", 0.0)
+        group = self._group = CommandGroup()
+        env.update(group.env)
         self._process = await anyio.open_process(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file.wrapped,
+            dies_with_us(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log_file.wrapped,
             env=env, start_new_session=True)
+        group.leader = self._process.pid
         self.starts += 1
         try:
             announce = await self._await_announce(size / LOAD_BYTES_PER_SECOND + 1.0)
@@ -307,6 +314,7 @@ class LocalModelServer:
 
     async def _cleanup(self) -> None:
         proc, self._process = self._process, None
+        group, self._group = self._group, None
         http, self._http = self._http, None
         log_file, self._log_file = self._log_file, None
         self._url = None
@@ -314,6 +322,10 @@ class LocalModelServer:
             await http.aclose()
         if proc is not None:
             await _reap(proc)
+        if group is not None:
+            group.leader_reaped = proc is None or proc.returncode is not None
+            await anyio.to_thread.run_sync(group.kill)  # whatever it started, too
+            group.close()
         if log_file is not None:
             await log_file.aclose()
 

@@ -9,7 +9,9 @@ which the parent points at a log file: fd 1 is re-pointed to fd 2 before llama.c
 native ``printf`` can slip into the JSON line's channel.
 
 The process lives until its stdin reaches EOF (the parent closed it, or died: no orphan survives the
-agent), or until SIGTERM/SIGINT. It runs in its own process so that a crash or OOM in llama.cpp
+agent), or until SIGTERM/SIGINT/SIGHUP. The lifeline is watched from the first instant, by a thread,
+so a parent that dies while the model is still loading (seconds, for 2 GB) ends this process at once
+rather than after the load, when nothing is left to serve. It runs in its own process so that a crash or OOM in llama.cpp
 never takes the agent or the editor server down.
 
 This process serves and does nothing else: its main thread only blocks on stdin, so blocking calls
@@ -24,6 +26,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from typing import Any, TextIO
 
@@ -105,13 +108,26 @@ def _announce(channel: TextIO, payload: dict[str, Any]) -> None:
     channel.flush()
 
 
+def _lifeline() -> None:
+    """Read stdin until EOF (the parent closed it or died), then end the process on the spot."""
+    try:
+        while sys.stdin.buffer.read(65536):
+            pass
+    except (OSError, ValueError):
+        pass
+    sys.stderr.flush()
+    os._exit(0)  # llama.cpp's threads hold no state worth a slow, and sometimes hanging, teardown
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    threading.Thread(target=_lifeline, name="lifeline", daemon=True).start()
     # Keep the real stdout for the one JSON line; point fd 1 at stderr for everything else.
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: os._exit(0))
     started = time.monotonic()
     try:
         if not os.path.isfile(args.model):
@@ -127,15 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent.local.serve: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         _announce(channel, {"error": f"{type(exc).__name__}: {exc}"})
         return 1
-    _announce(channel, {"url": f"{address}/v1", "model": args.model, "pid": os.getpid(),
-                        "load_seconds": round(time.monotonic() - started, 3)})
+    try:
+        _announce(channel, {"url": f"{address}/v1", "model": args.model, "pid": os.getpid(),
+                            "load_seconds": round(time.monotonic() - started, 3)})
+    except OSError:  # nobody reads the announcement any more: the parent is gone
+        os._exit(0)
     print(f"agent.local.serve: serving {args.model} at {address}", file=sys.stderr, flush=True)
     try:
-        while sys.stdin.buffer.read(65536):  # the lifeline: EOF when the parent goes away
-            pass
-    except (KeyboardInterrupt, OSError):
+        threading.Event().wait()  # the lifeline thread (or a signal) ends the process
+    except KeyboardInterrupt:
         pass
-    # llama.cpp's server threads hold no state worth a slow, and sometimes hanging, teardown.
     sys.stderr.flush()
     os._exit(0)
     return 0  # pragma: no cover

@@ -316,6 +316,7 @@ class ServerConnection:
         from mcp_types import CONNECTION_CLOSED
 
         from .results import tool_output
+        from .stdio import LINE_TOO_LONG
 
         try:
             client = await self.client()
@@ -328,6 +329,10 @@ class ServerConnection:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 return ToolOutput(await self._explain_crash(), is_error=True)
+            if exc.code == LINE_TOO_LONG:
+                return ToolOutput(f"error: the MCP server {self.spec.name!r} answered {tool} with {exc.message}; "
+                                  "the answer was thrown away (ask for less, or raise max_line_bytes for this "
+                                  "server)", is_error=True)
             return ToolOutput(f"error: the MCP server {self.spec.name!r} answered with an error: {exc.message}",
                               is_error=True)
         except Exception as exc:

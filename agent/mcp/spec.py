@@ -17,6 +17,7 @@ Transport = Literal["stdio", "http", "sse"]
 
 DEFAULT_START_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 300.0
+DEFAULT_MAX_LINE_BYTES = 16 << 20  # one stdio message (agent/mcp/stdio.py); a longer one fails its call
 _TRANSPORTS: dict[str, Transport] = {"stdio": "stdio", "http": "http", "streamable-http": "http",
                                      "streamable_http": "http", "streamablehttp": "http", "sse": "sse"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -39,6 +40,7 @@ class ServerSpec:
     source: str = ""
     start_timeout: float = DEFAULT_START_TIMEOUT
     call_timeout: float = DEFAULT_CALL_TIMEOUT
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def describe(self) -> str:
@@ -118,8 +120,12 @@ def parse_entry(name: Any, raw: Any, source: str, *, expand_vars: bool = False) 
                             where)
     known = {"name", "type", "transport", "command", "args", "env", "cwd", "url", "headers", "_meta",
              "startup_timeout_sec", "startTimeout", "start_timeout", "tool_timeout_sec", "toolTimeout",
-             "call_timeout", "timeout", "enabled", "disabled"}
+             "call_timeout", "timeout", "enabled", "disabled", "max_line_bytes", "maxLineBytes"}
     extra = {k: v for k, v in raw.items() if k not in known}
+    max_line = raw.get("max_line_bytes", raw.get("maxLineBytes", DEFAULT_MAX_LINE_BYTES))
+    if isinstance(max_line, bool) or not isinstance(max_line, int) or not 1024 <= max_line <= 1 << 30:
+        raise SpecError(f"{where}: 'max_line_bytes' must be a whole number of bytes from 1024 to 1 GiB, "
+                        f"not {max_line!r}")
     if transport == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -134,7 +140,7 @@ def parse_entry(name: Any, raw: Any, source: str, *, expand_vars: bool = False) 
         env = tuple((k, sub(v)) for k, v in _pairs(raw.get("env"), "env", where))
         return ServerSpec(name=name, transport="stdio", command=sub(command), args=tuple(sub(str(a)) for a in args),
                           env=env, cwd=sub(cwd) if cwd else None, source=source, extra=extra,
-                          start_timeout=start_timeout, call_timeout=call_timeout)
+                          start_timeout=start_timeout, call_timeout=call_timeout, max_line_bytes=max_line)
     url = raw.get("url")
     if not isinstance(url, str) or not sub(url).startswith(("http://", "https://")):
         raise SpecError(f"{where}: an {transport} server needs an http(s) 'url', not {url!r}")

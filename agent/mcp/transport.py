@@ -1,4 +1,4 @@
-"""The SDK's transports for a ``ServerSpec``, watched: ``closed`` is set the moment the server's side of
+"""The transports for a ``ServerSpec`` (stdio: our own, agent/mcp/stdio.py; HTTP and SSE: the SDK's), watched: ``closed`` is set the moment the server's side of
 the connection ends (a stdio server that exits, an HTTP stream that breaks), so a crash is noticed even
 when no call is waiting."""
 
@@ -56,13 +56,12 @@ async def open_transport(spec: ServerSpec, closed: anyio.Event, stderr: StderrTa
     """``(read, write)`` streams to the server. A stdio server's stderr goes to ``stderr``."""
     async with AsyncExitStack() as stack:
         if spec.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from .stdio import stdio_transport
 
             assert spec.command is not None and stderr is not None and stderr.child_end is not None
-            params = StdioServerParameters(command=spec.command, args=list(spec.args), env=dict(spec.env) or None,
-                                           cwd=spec.cwd, encoding_error_handler="replace")
             try:
-                read, write = await stack.enter_async_context(stdio_client(params, errlog=stderr.child_end))
+                read, write = await stack.enter_async_context(
+                    stdio_transport(spec, stderr.child_end, spec.max_line_bytes))
             finally:
                 stderr.close_child_end()
         else:

@@ -239,28 +239,52 @@ def encode_message(message: Message, session_id: str, turn: int, now: str) -> tu
     )
 
 
-def decode_message(row: Sequence[Any]) -> Message:
-    """The message a ``SELECT_MESSAGE`` row stores, exactly as it was appended."""
+def _json(raw: Any, column: str, damage: list[str], want: type | None = None) -> Any:
+    """A JSON column's value, or None (and a note in ``damage``) when it is not JSON of the wanted type."""
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError, RecursionError):
+        damage.append(f"its {column} column is not JSON")
+        return None
+    if want is not None and not isinstance(value, want):
+        damage.append(f"its {column} column holds {type(value).__name__}, not {want.__name__}")
+        return None
+    return value
+
+
+def decode_message(row: Sequence[Any], damage: list[str] | None = None) -> Message:
+    """The message a ``SELECT_MESSAGE`` row stores, exactly as it was appended. A damaged column (not JSON,
+    the wrong type, NULL where text belongs) is left out or kept as text, and said in ``damage``; the
+    transcript's repair (agent/transcript.py) then makes the whole valid again."""
+    damage = [] if damage is None else damage
     role, kind, content, calls, call_id, name, reasoning, signature, meta, extra = row
+    if not isinstance(role, str):
+        damage.append(f"its role is {role!r}")
+        role = "unknown"  # dropped by the repair
     message: dict[str, Any] = {"role": role}
     if kind == CONTENT_NULL:
         message["content"] = None
     elif kind == CONTENT_TEXT:
-        message["content"] = content
+        message["content"] = content if isinstance(content, str) or content is None else str(content)
     elif kind == CONTENT_JSON:
-        message["content"] = json.loads(content)
+        value = _json(content, "content", damage, list)
+        message["content"] = value if value is not None else (content if isinstance(content, str) else "")
+    elif content is not None:
+        damage.append(f"its content kind is {kind!r}")
+        message["content"] = content if isinstance(content, str) else str(content)
     if calls is not None:
-        message["tool_calls"] = json.loads(calls)
-    if call_id is not None:
-        message["tool_call_id"] = call_id
-    if name is not None:
-        message["name"] = name
-    if reasoning is not None:
-        message["reasoning"] = reasoning
-    if signature is not None:
-        message["reasoning_signature"] = signature
-    if meta is not None:
-        message["meta"] = json.loads(meta)
-    if extra is not None:
-        message.update(json.loads(extra))
+        value = _json(calls, "tool_calls", damage, list)
+        if value is not None:
+            message["tool_calls"] = value
+    for key, value in (("tool_call_id", call_id), ("name", name), ("reasoning", reasoning),
+                       ("reasoning_signature", signature)):
+        if value is not None:
+            if isinstance(value, str):
+                message[key] = value
+            else:
+                damage.append(f"its {key} is {type(value).__name__}, not text")
+    if meta is not None and (value := _json(meta, "meta", damage, dict)) is not None:
+        message["meta"] = value
+    if extra is not None and (value := _json(extra, "extra", damage, dict)) is not None:
+        message.update({k: v for k, v in value.items() if k not in ("role", "content", "tool_calls")})
     return cast(Message, message)

@@ -282,11 +282,20 @@ class SessionStore:
             await conn.executemany(INSERT_MESSAGE, encoded)
 
     async def load_messages(self, session_id: str) -> list[Message]:
-        """The active messages in order, each exactly as it was stored."""
+        """The active messages in order, each exactly as it was stored. A damaged row (a column that is not
+        JSON or not of its type) is decoded as far as it goes and logged, naming the session and the row; the
+        loader's repair (``transcript.settled``) makes the transcript valid and saves it."""
         async with self._read() as conn:
             rows = await conn.execute_fetchall(
                 f"{SELECT_MESSAGE} WHERE session_id = ? AND archived = 0 ORDER BY seq", (session_id,))
-        return [decode_message(r) for r in rows]
+        out = []
+        for n, row in enumerate(rows, start=1):
+            damage: list[str] = []
+            out.append(decode_message(row, damage))
+            if damage:
+                log.warning("session %s: stored message %d is damaged (%s); what could be read of it is kept and "
+                            "the transcript repaired", session_id, n, "; ".join(damage))
+        return out
 
     async def count_messages(self, session_id: str) -> int:
         """How many active messages the session has (to reconcile after a cancelled append)."""

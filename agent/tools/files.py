@@ -19,6 +19,7 @@ from .writing import disk_size, existing_text, read_current, refused, write_chec
 
 DEFAULT_LINES = 2000
 MAX_LINE_CHARS = 2000
+MAX_COLUMN = 4_000_000  # how far into one line ``column`` reaches (the line is streamed up to there)
 
 
 def resolve(ctx: ToolContext, raw: object) -> Path:
@@ -33,7 +34,13 @@ def resolve(ctx: ToolContext, raw: object) -> Path:
 WINDOW_FROM_BYTES = 1_000_000  # larger files are read as a window of lines, never whole
 
 
-def _format(rel: str, window: TextWindow, offset: int) -> str:
+def _cut_note(n: int, full: int | None, end: int) -> str:
+    """What follows a line cut at character ``end``, and how to read on."""
+    more = f"{full - end:,} more characters" if full else "the line goes on"
+    return f"... [line {n} is cut here: {more}; read on with offset={n} and column={end + 1}]"
+
+
+def _format(rel: str, window: TextWindow, offset: int, column: int = 1) -> str:
     if window.binary:
         raise ToolFailure(f"{rel} looks like a binary file; it cannot be read as text")
     total = window.total
@@ -41,9 +48,16 @@ def _format(rel: str, window: TextWindow, offset: int) -> str:
         raise ToolFailure(f"{rel} has {total} lines; offset {offset} is past the end")
     numbered = []
     for n, line in enumerate(window.lines, start=offset):
+        start = column if n == offset else 1
+        if start > 1:
+            if len(line) <= start - 1 and n not in window.cut:
+                raise ToolFailure(f"line {n} of {rel} is shorter than {start - 1:,} characters; column {start} "
+                                  "is past its end")
+            line = line[start - 1:]
         if n in window.cut:
-            full = window.cut[n]
-            line += f"... [{full - MAX_LINE_CHARS} more characters]" if full else "... [line cut]"
+            line += _cut_note(n, window.cut[n], start - 1 + len(line))
+        elif start > 1:
+            line += f" [characters {start:,}-{start - 1 + len(line):,}: the end of line {n}]"
         numbered.append(f"{n:>6}\t{line}")
     body = "\n".join(numbered) if numbered else "(empty file)"
     end = offset + len(window.lines) - 1
@@ -60,15 +74,22 @@ def _format(rel: str, window: TextWindow, offset: int) -> str:
 async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
     offset = max(1, int(args.get("offset") or 1))
     limit = max(1, int(args.get("limit") or DEFAULT_LINES))
+    column = max(1, int(args.get("column") or 1))
+    if column > MAX_COLUMN:
+        raise ToolFailure(f"column {column:,} is too far into a line: this tool reads at most {MAX_COLUMN:,} "
+                          "characters into one line")
+    line_chars = column - 1 + MAX_LINE_CHARS
+    limit = 1 if column > 1 else limit  # a slice of one long line
     outside = await ctx.read_outside(args.get("path")) if ctx.read_outside is not None else None
     if outside is not None:  # a user-level skill's file (agent/workflows/skills.py): read-only, from disk
-        return ToolOutput(_format(str(args["path"]), TextWindow.of_text(outside, offset, limit, MAX_LINE_CHARS), offset))
+        window = TextWindow.of_text(outside, offset, limit, line_chars)
+        return ToolOutput(_format(str(args["path"]), window, offset, column))
     path, note = await locate(ctx, args.get("path"))
     rel = display(ctx.root, path)
     size = await disk_size(ctx, path)
     if size is not None and size > WINDOW_FROM_BYTES:
         try:
-            window = await ctx.host.read_window(path, offset, limit, MAX_LINE_CHARS)
+            window = await ctx.host.read_window(path, offset, limit, line_chars)
         except (FileNotFoundError, NotADirectoryError):
             raise ToolFailure(f"{rel} does not exist") from None
         except UnicodeDecodeError:
@@ -79,10 +100,10 @@ async def read_file(ctx: ToolContext, args: JsonObject) -> ToolOutput:
         text = await read_current(ctx, path)
         if text is None:
             raise ToolFailure(f"{rel} does not exist")
-        window = TextWindow.of_text(text, offset, limit, MAX_LINE_CHARS)
+        window = TextWindow.of_text(text, offset, limit, line_chars)
         if ctx.reads is not None and not window.binary:
             ctx.reads.saw(path, text)
-    out = ToolOutput(_format(rel, window, offset), locations=[events.location(str(path), offset)])
+    out = ToolOutput(_format(rel, window, offset, column), locations=[events.location(str(path), offset)])
     return with_note(out, note)
 
 
@@ -237,7 +258,9 @@ READ_FILE = Tool(
     parameters={"type": "object", "properties": {
         "path": {"type": "string", "description": "Path relative to the workspace root"},
         "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)"},
-        "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"}},
+        "limit": {"type": "integer", "minimum": 1, "description": "How many lines to read"},
+        "column": {"type": "integer", "minimum": 1,
+                   "description": "Read on in a long line: the first character of line `offset` to show"}},
         "required": ["path"], "additionalProperties": False},
     kind="read", run=read_file, read_only=True, paths=_path_of, title=_title("Read"),  # type: ignore[arg-type]
     short="Read a file (numbered lines).", small_arguments=("path",), names_existing_file=True,

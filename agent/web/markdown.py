@@ -1,4 +1,5 @@
-"""HTML to Markdown for the model: markdownify over BeautifulSoup, without scripts, styles and chrome."""
+"""HTML to Markdown for the model: markdownify over BeautifulSoup, without scripts, styles and chrome. A
+page too deep or too large for that (agent/web/survey.py) comes as plain text with a note instead."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import re
 from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
 
+from .survey import survey
+
 # Elements whose content is never text a reader sees.
 DROPPED = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "object", "embed", "head")
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
@@ -14,7 +17,10 @@ _TRAILING = re.compile(r"[ \t]+\n")
 
 
 def html_to_markdown(html: str) -> tuple[str | None, str]:
-    """(the page's title, its body as Markdown)."""
+    """(the page's title, its body as Markdown, or as plain text with a note when it is too complex)."""
+    found = survey(html)
+    if found.too_complex:
+        return found.title or None, f"{found.note()}\n\n{found.text}"
     soup = BeautifulSoup(html, "html.parser")
     title_tag = soup.find("title")
     title = " ".join(title_tag.get_text().split()) if title_tag is not None else ""

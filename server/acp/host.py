@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ class AcpHost:
                 raise FileNotFoundError(str(path)) from None
             log.warning("fs/read_text_file %s failed (%s); reading the disk", path, exc)
             return await self._local.read_text(path)
+        _missing_if_empty(response.content, path)
         return response.content
 
     async def read_window(self, path: Path, offset: int, limit: int, max_line_chars: int) -> TextWindow:
@@ -89,6 +91,7 @@ class AcpHost:
                 raise FileNotFoundError(str(path)) from None
             log.warning("fs/read_text_file %s failed (%s); reading the disk", path, exc)
             return await self._local.read_window(path, offset, limit, max_line_chars)
+        _missing_if_empty(response.content, path)
         window = TextWindow.of_text(response.content, 1, limit, max_line_chars)
         window.offset = offset
         window.cut = {n + offset - 1: full for n, full in window.cut.items()}
@@ -209,6 +212,14 @@ class AcpHost:
         notice = events.sandbox_notice(update)
         if notice is not None:  # clients that ignore _meta still show the user a short quoted note
             await self._sink.text(f"\n> {notice}\n\n")
+
+
+def _missing_if_empty(content: str, path: Path) -> None:
+    """Some editors (Toad) answer ``fs/read_text_file`` for a file that does not exist with ``""`` rather
+    than an error. ACP reports no open buffers, so an empty answer for a name with nothing on disk (not
+    even a dangling symlink) is a missing file: created, not overwritten, and removed again by ``/undo``."""
+    if not content and not os.path.lexists(path):
+        raise FileNotFoundError(str(path))
 
 
 def anyio_shield() -> anyio.CancelScope:

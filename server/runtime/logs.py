@@ -27,7 +27,12 @@ def setup_logging(log_file: str | None, level: str, *, terse: bool = False) -> l
 
     handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8") if log_file \
         else logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(TERSE if terse else FORMAT))
+    if log_file:
+        handler.setFormatter(logging.Formatter(TERSE if terse else FORMAT))
+    else:  # a terminal may be reading: control characters in a message are shown, not obeyed
+        from ..visible import VisibleFormatter
+
+        handler.setFormatter(VisibleFormatter(TERSE if terse else FORMAT))
     protect_handler(handler)  # keys and tokens never reach the log
     root = logging.getLogger()
     root.handlers[:] = [handler]

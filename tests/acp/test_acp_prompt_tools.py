@@ -174,3 +174,27 @@ async def test_a_permission_request_names_the_file_and_the_line(frames_ok: Agent
     assert edit["locations"] == [{"path": app, "line": 2}] and edit["content"][0]["path"] == app
     assert create["locations"] == [{"path": str((ws / "fresh.txt").resolve()), "line": 0}]
     assert "locations" not in command
+
+
+async def test_an_empty_answer_for_a_missing_file_is_a_missing_file(frames_ok: Agent, scripted: ScriptedServer,
+                                                                    ws: Path) -> None:
+    """Toad answers fs/read_text_file for a missing file with "": the file is created (not "read it first",
+    not "Overwrite"), a read says it does not exist, and /undo removes it again, leaving no 0-byte file."""
+    agent = frames_ok
+    agent.client.empty_for_missing = True
+    (ws / "empty.txt").write_text("")  # a real empty file stays an existing one
+    sid = await agent.new_session(ws)
+    await agent.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    scripted.push(tools(call("read_file", {"path": "ghost.txt"})),
+                  tools(call("write_file", {"path": "new.txt", "content": "hello\n"})),
+                  tools(call("read_file", {"path": "empty.txt"})), text("done"))
+    response = await agent.conn.prompt(session_id=sid, prompt=[text_block("go")])
+    assert response.stop_reason == "end_turn"
+    results = [str(m["content"]) for m in scripted.requests[-1].messages if m["role"] == "tool"]
+    assert "ghost.txt does not exist" in results[0]
+    assert results[1].startswith("Created new.txt") and (ws / "new.txt").read_text() == "hello\n"
+    assert "(empty file)" in results[2]
+    titles = [u.get("title", "") for u in agent.client.updates[sid] if u["sessionUpdate"] == "tool_call"]
+    assert not any(t.startswith("Overwrite") for t in titles)
+    await agent.conn.prompt(session_id=sid, prompt=[text_block("/undo")])
+    assert not (ws / "new.txt").exists()

@@ -267,3 +267,27 @@ def test_which_addresses_are_private(address: str, private: bool) -> None:
     import ipaddress
 
     assert (why_private(ipaddress.ip_address(address)) is not None) is private
+
+
+HOSTILE_PAGES = {  # each: a page that killed or stalled the conversion, and text that must still come through
+    "200,000 nested divs": ("<div>" * 200_000 + "deep text" + "</div>" * 200_000, "deep text"),
+    "200,000 unclosed <b>": ("<b>" * 200_000 + "bold end", "bold end"),
+    "300 nested divs": ("<div>" * 300 + "shallow-ish" + "</div>" * 300, "shallow-ish"),
+    "300,000 paragraphs": ("<p>wide</p>" * 300_000, "wide"),
+    "300,000 attributes": ("<div " + " ".join(f"a{i}='v'" for i in range(300_000)) + ">attr text</div>", "attr text"),
+    "1,500,000 '</'": ("<p>junk ahead</p>" + "</" * 1_500_000, "junk ahead"),
+    "1,000,000 '<!'": ("<p>bangs</p>" + "<!" * 1_000_000, "bangs"),
+    "1,000,000 entities": ("<p>amps</p>" + "&amp;" * 1_000_000, "amps"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_PAGES))
+async def test_a_hostile_page_comes_as_text_with_a_note_never_a_traceback(
+        name: str, make_agent: AgentFactory, srv: ScriptedServer, web: WebServer) -> None:
+    body, expected = HOSTILE_PAGES[name]
+    web.routes["/p"] = page(body.encode())
+    [msg] = await _fetch(make_agent, srv, {"url": web.url("/p")}, limits={"timeout": 30.0, "max_bytes": 5_000_000})
+    out = msg["content"]
+    assert "Traceback" not in out and "RecursionError" not in out and "failed unexpectedly" not in out
+    assert "shown as" in out and "plain text" in out or "tags removed" in out, out[:500]
+    assert expected in out

@@ -53,6 +53,7 @@ class TestClient:
         self.permission_requests: list[dict[str, Any]] = []
         self.terminals: dict[str, Term] = {}
         self.fail: set[str] = set()  # methods that answer with an error (an editor that cannot)
+        self.empty_for_missing = False  # answer a missing file with "" and no error (as Toad does)
         self._changed = asyncio.Event()
         self._release = asyncio.Event()
         self._ids = 0
@@ -65,6 +66,7 @@ class TestClient:
         self.permission_requests.clear()
         self.buffers.clear()
         self.fail.clear()
+        self.empty_for_missing = False
 
     def kinds(self, session_id: str) -> list[str]:
         return [u["sessionUpdate"] for u in self.updates[session_id]]
@@ -126,6 +128,8 @@ class TestClient:
         try:
             content = self.buffers[path] if path in self.buffers else Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
+            if self.empty_for_missing:
+                return ReadTextFileResponse(content="")
             raise RequestError.resource_not_found(path) from None
         if line is not None or limit is not None:  # as editors do: from a 1-based line, at most `limit` lines
             lines = content.splitlines(keepends=True)

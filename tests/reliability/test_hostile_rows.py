@@ -1,0 +1,97 @@
+"""Damaged rows in a real session store (the file edited with sqlite3, as a crash, a disk or a curious user
+leaves it): ``agentls run --session`` and ACP ``session/load`` repair the transcript, say which session
+and which message, and go on; never a traceback, never a hang. On ``main`` an invalid ``tool_calls``
+column printed a JSONDecodeError traceback and ``agentls run`` never exited."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentls.agent.scripted import ScriptedServer, call, text, tools
+
+from .wire import AcpProc, server_env
+
+DAMAGE = {  # what is written into the assistant row that holds the tool call
+    "tool_calls not JSON": "UPDATE messages SET tool_calls = '[{\"id\": \"c1\", broken' WHERE tool_calls IS NOT NULL",
+    "tool_calls an object": "UPDATE messages SET tool_calls = '{\"id\": 1}' WHERE tool_calls IS NOT NULL",
+    "tool_calls of numbers": "UPDATE messages SET tool_calls = '[1, 2, 3]' WHERE tool_calls IS NOT NULL",
+    "tool_calls a blob": "UPDATE messages SET tool_calls = x'00ff00ff' WHERE tool_calls IS NOT NULL",
+    "content JSON broken": "UPDATE messages SET content_kind = 3, content = '[{\"type\": \"text\"' WHERE role = 'user'",
+    "meta not JSON": "UPDATE messages SET meta = 'not json at all' WHERE role = 'tool'",
+    "meta a list": "UPDATE messages SET meta = '[1]' WHERE role = 'tool'",
+    "extra not JSON": "UPDATE messages SET extra = '{' WHERE role = 'assistant'",
+    "role NULL-ish": "UPDATE messages SET role = 7 WHERE role = 'tool'",
+    "tool_call_id a number": "UPDATE messages SET tool_call_id = 42 WHERE role = 'tool'",
+    "content kind unknown": "UPDATE messages SET content_kind = 9 WHERE role = 'assistant'",
+}
+
+
+# Valid column values that break the transcript's rules (SQLite's TEXT affinity stores 7 and 42 as text):
+# repaired as a hand-edited transcript is, without a note on the row.
+QUIET = {"tool_calls of numbers", "role NULL-ish", "tool_call_id a number"}
+
+
+def env(home: Path) -> dict[str, str]:
+    return server_env(home)
+
+
+async def agentls_run(home: Path, workspace: Path, srv: ScriptedServer, *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentls.server", "run", "-w", str(workspace), "--base-url", srv.openai_url,
+        "--model", "scripted", *args, env=env(home), stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    except TimeoutError:
+        proc.kill()
+        raise AssertionError("agentls run hung on a damaged session") from None
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def stored_session(home: Path, workspace: Path, srv: ScriptedServer) -> str:
+    srv.push(tools(call("read_file", {"path": "README.md"})), text("first answer"))
+    code, _, err = await agentls_run(home, workspace, srv, "read it")
+    assert code == 0, err
+    with sqlite3.connect(home / "data" / "sessions.db") as db:
+        (sid,) = db.execute("SELECT id FROM sessions").fetchone()
+    return str(sid)
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+async def test_run_session_repairs_a_damaged_row_and_goes_on(case: str, srv: ScriptedServer, workspace: Path,
+                                                             home: Path) -> None:
+    sid = await stored_session(home, workspace, srv)
+    with sqlite3.connect(home / "data" / "sessions.db") as db:
+        assert db.execute(DAMAGE[case]).rowcount >= 1
+    srv.push(text("second answer"))
+    code, out, err = await agentls_run(home, workspace, srv, "--session", sid, "again")
+    assert code == 0, err
+    assert out.strip() == "second answer"
+    assert "Traceback" not in err and "JSONDecodeError" not in err
+    if case not in QUIET:
+        assert f"session {sid}: stored message" in err and "is damaged" in err
+    roles = [m["role"] for m in srv.requests[-1].messages]
+    assert roles[-1] == "user" and "unknown" not in roles  # a valid transcript reached the model
+    srv.push(text("third answer"))  # and the session goes on
+    code, out, err = await agentls_run(home, workspace, srv, "--session", sid, "once more")
+    assert code == 0 and out.strip() == "third answer", err
+
+
+async def test_acp_session_load_of_a_damaged_row(srv: ScriptedServer, workspace: Path, home: Path) -> None:
+    sid = await stored_session(home, workspace, srv)
+    with sqlite3.connect(home / "data" / "sessions.db") as db:
+        db.execute(DAMAGE["tool_calls not JSON"])
+    acp = await AcpProc.start(env(home), workspace, stderr=home / "acp.log")
+    try:
+        await acp.initialize()
+        result = await acp.result("session/load", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}, 60)
+        assert result is not None
+        assert f"session {sid}: stored message" in (home / "acp.log").read_text()
+    finally:
+        await acp.aclose()
