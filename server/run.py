@@ -178,12 +178,12 @@ async def _run(ns: argparse.Namespace) -> int:
         session_db = default_db_path()
     if ns.fork is not None:
         if session_db is None or ns.session is not None:
-            print("agentls: --fork cannot be used with --session or --no-persist", file=sys.stderr)
+            print(visible("agentls: --fork cannot be used with --session or --no-persist"), file=sys.stderr)
             return 2
         try:
             ns.session = await _fork(session_db, ns.fork, ns.quiet)
         except StoreError as exc:
-            print(f"agentls: {exc}", file=sys.stderr)
+            print(visible(f"agentls: {exc}"), file=sys.stderr)
             return 2
         if ns.session is None:
             return 2
@@ -284,12 +284,12 @@ async def _fork(db: Path, source: str, quiet: bool) -> str | None:
     async with SessionStore(db) as store:
         record = await store.get_session(source)
         if record is None:
-            print(f"agentls: there is no stored session {source!r} (see `agentls sessions`)", file=sys.stderr)
+            print(visible(f"agentls: there is no stored session {source!r} (see `agentls sessions`)"), file=sys.stderr)
             return None
         new_id = uuid.uuid4().hex
         await store.fork_session(source, new_id, title=fork_title(record.title))
     if not quiet:
-        print(f"agentls: forked session {source} as {new_id}", file=sys.stderr)
+        print(visible(f"agentls: forked session {source} as {new_id}"), file=sys.stderr)
     return new_id
 
 
@@ -308,7 +308,7 @@ def sessions_main(argv: list[str]) -> int:
             async with SessionStore(default_db_path()) as store:
                 rows, _ = await store.list_sessions(cwd=ns.cwd, query=ns.query, limit=ns.limit)
         except StoreError as exc:
-            print(f"agentls: {exc}", file=sys.stderr)
+            print(visible(f"agentls: {exc}"), file=sys.stderr)
             return 2
         for r in rows:
             print(visible(f"{r.id}  {r.updated_at}  {r.cwd}  {r.title or '(untitled)'}"))
@@ -327,7 +327,7 @@ def sandbox_main(argv: list[str]) -> int:
     try:
         settings = load_settings(workspace)
     except ConfigError as exc:
-        print(f"agentls: {exc}", file=sys.stderr)
+        print(visible(f"agentls: {exc}"), file=sys.stderr)
         return 2
     from agentls.agent.sandbox.detect import detect
     from agentls.agent.sandbox.policy import config_from
@@ -341,18 +341,18 @@ def sandbox_main(argv: list[str]) -> int:
 
     found = asyncio.run(status())
     for warning in settings.warnings:
-        print(f"agentls: {warning}", file=sys.stderr)
+        print(visible(f"agentls: {warning}"), file=sys.stderr)
     if ns.json:
         print(json.dumps(found, indent=2))
         return 0
-    print(f"sandbox: {found['mode']} (network {found['network']})")
-    print(f"mechanism: {found['mechanism'] or 'none: commands run unconfined'} ({found['detail']})")
+    print(visible(f"sandbox: {found['mode']} (network {found['network']})"))
+    print(visible(f"mechanism: {found['mechanism'] or 'none: commands run unconfined'} ({found['detail']})"))
     tmp = {"private": ", and /tmp (private to each session)", "shared": ", and /tmp (the host's, shared)"}
-    print("writable: " + ", ".join(found["writable"]) + tmp.get(found["tmp"], ""))
+    print(visible("writable: " + ", ".join(found["writable"]) + tmp.get(found["tmp"], "")))
     if found["mechanism"]:
-        print("read-only inside (what runs later, outside the sandbox): " + ", ".join(found["protected"]))
+        print(visible("read-only inside (what runs later, outside the sandbox): " + ", ".join(found["protected"])))
     for path in found["unprotected"]:
-        print(f"NOT protected: {path} holds a writable path, so commands can change it (docs/sandbox.md)")
+        print(visible(f"NOT protected: {path} holds a writable path, so commands can change it (docs/sandbox.md)"))
     for reason in found["skipped"]:
-        print(f"not used: {reason}")
+        print(visible(f"not used: {reason}"))
     return 0
