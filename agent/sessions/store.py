@@ -26,6 +26,7 @@ import platformdirs
 
 from . import checkpoints as cp
 from . import lease, tree
+from .search import search_messages
 from .checkpoints import Checkpoint
 from .lease import LeaseHolder, SessionBusy
 from .opening import StoreReadOnly, open_database, read_only_error
@@ -306,27 +307,8 @@ class SessionStore:
 
     async def search(self, query: str, *, session_id: str | None = None, limit: int = 20) -> list[SearchHit]:
         """Messages matching ``query`` (any text is safe), best first, one hit per distinct text."""
-        match = fts_query(query)
-        if match is None:
-            return []
-        sql = ("SELECT m.session_id, m.seq, snippet(messages_fts, 0, '[', ']', '...', 12), m.role, "
-               "m.archived FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-               "WHERE messages_fts MATCH ?")
-        args: list[Any] = [match]
-        if session_id is not None:
-            sql += " AND m.session_id = ?"
-            args.append(session_id)
-        sql += " ORDER BY f.rank, m.archived, m.seq DESC LIMIT ?"
-        args.append(max(1, limit) * 4)
         async with self._read() as conn:
-            rows = await conn.execute_fetchall(sql, args)
-        hits: dict[tuple[str, str], SearchHit] = {}
-        for sid, seq, snippet, role, archived in rows:
-            key = (str(sid), str(snippet))
-            prior = hits.get(key)
-            if prior is None or (prior.archived and not archived):
-                hits[key] = SearchHit(str(sid), int(seq), str(snippet), str(role), bool(archived))
-        return list(hits.values())[: max(1, limit)]
+            return await search_messages(conn, query, session_id=session_id, limit=limit)
 
     # -- undo checkpoints ----------------------------------------------------------------------
 
