@@ -16,8 +16,8 @@ from .anthropic_blocks import (
 )
 from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from .errors import ProviderError
-from .http import post, stream_error, unreadable
-from .sse import drain, iter_sse
+from .http import post, unreadable
+from .sse import json_events
 from ..types import Usage
 
 __all__ = ["AnthropicProvider", "image_part", "to_wire"]
@@ -131,18 +131,7 @@ class AnthropicProvider:
             elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"] and on_text:
                 await on_text(block["text"])
 
-        stream = iter_sse(resp)
-        async for event, data in stream:
-            try:
-                ev = json.loads(data)
-            except ValueError as exc:
-                raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
-                                    model=request.model) from exc
-            if not isinstance(ev, dict):
-                continue
-            kind = ev.get("type", event)
-            if kind == "error" or event == "error":
-                raise stream_error(data, request.model)
+        async for kind, ev in json_events(resp, request.model, last=lambda kind: kind == "message_stop"):
             if kind == "message_start":
                 message = _obj(ev.get("message"))
                 blocks = {}  # a restarted message replaces what came before it
@@ -173,8 +162,6 @@ class AnthropicProvider:
                 usage.update(ev.get("usage") or {})
             elif kind == "message_stop":
                 finished = True
-                await drain(stream)
-                break
         if not finished:
             raise ProviderError("server_error", "the response stream ended before the model finished",
                                 model=request.model)

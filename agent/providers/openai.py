@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 
-from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from .base import ProviderRequest, ProviderResponse, StreamSink
 from .chat_stream import ChatStream
 from .errors import ProviderError
-from .http import post, stream_error
-from .sse import drain, iter_sse
+from .http import post
+from .sse import DONE, json_events
 from ..types import INTERNAL_KEYS, Message, ToolCall, Usage, text_of
 
 # The one reasoning field sent back (DeepSeek, xAI, Qwen accept it; ``reasoning`` is not: Groq refuses it).
@@ -176,22 +176,10 @@ class OpenAIProvider:
             json_stream = FinalAnswerStream()
         on_text = sink.on_text if sink else None
         on_reasoning = sink.on_reasoning if sink else None
-        events = iter_sse(resp)
-        async for event, data in events:
-            if data.strip() == "[DONE]":
+        async for name, chunk in json_events(resp, request.model, last=lambda kind: kind == DONE):
+            if name == DONE:  # the body is drained after it
                 done = True
-                await drain(events)
-                break
-            try:
-                chunk = json.loads(data)
-            except ValueError as exc:
-                raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
-                                    model=request.model) from exc
-            if not isinstance(chunk, dict):
-                raise ProviderError("format_error", "the model server sent a stream event that is not an object",
-                                    model=request.model)
-            if event == "error" or chunk.get("error"):
-                raise stream_error(data, request.model)
+                continue
             for kind, piece in parsed.feed(chunk):
                 if kind == "reasoning":
                     if on_reasoning:
@@ -257,7 +245,3 @@ def _clean_call(raw: Any, index: int) -> ToolCall | None:
         args = json.dumps(args)
     call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"call_{uuid.uuid4().hex[:16]}"
     return {"id": str(call_id), "type": "function", "function": {"name": name, "arguments": args}}
-
-
-def tool_names(tools: Sequence[ToolSchema]) -> list[str]:
-    return [str(t.get("function", {}).get("name")) for t in tools]

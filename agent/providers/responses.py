@@ -20,7 +20,7 @@ from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from .errors import ProviderError
 from .http import post, stream_error, unreadable
 from .openai import _clean_call
-from .sse import drain, iter_sse
+from .sse import json_events
 from ..types import Message, ToolCall, Usage, text_of
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -254,18 +254,7 @@ class ResponsesProvider:
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
         out = _Output()
-        stream = iter_sse(resp)
-        async for event, data in stream:
-            try:
-                ev = json.loads(data)
-            except ValueError as exc:
-                raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
-                                    model=request.model) from exc
-            if not isinstance(ev, dict):
-                continue
-            kind = ev.get("type", event)
-            if kind == "error":
-                raise stream_error(data, request.model)
+        async for kind, ev in json_events(resp, request.model, last=lambda kind: out.response is not None):
             if kind == "response.failed":
                 failed = ev.get("response")
                 failed = failed if isinstance(failed, dict) else {}
@@ -276,9 +265,6 @@ class ResponsesProvider:
                 callback = sink.on_reasoning if shown[0] == "reasoning" else sink.on_text
                 if callback:
                     await callback(shown[1])
-            if out.response is not None:
-                await drain(stream)
-                break
         if out.response is None:
             raise ProviderError("server_error", "the response stream ended before the model finished",
                                 model=request.model)
