@@ -16,7 +16,7 @@ from .paths import display
 from .types import Message
 
 if TYPE_CHECKING:
-    from .checkpoints import Checkpoints
+    from .undo import Checkpoints
     from .conversation import Conversation
     from .host import Host
 
