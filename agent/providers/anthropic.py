@@ -16,7 +16,7 @@ from .anthropic_blocks import (
 )
 from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from .errors import ProviderError
-from .http import post, unreadable
+from .http import post
 from .sse import json_events
 from ..types import Usage
 
@@ -100,20 +100,10 @@ class AnthropicProvider:
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body, headers = self._body(request)
         raw_body = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        resp = await post(self._client, self._url, raw_body, headers, model=request.model, purpose=request.purpose,
+        return await post(self._client, self._url, raw_body, headers, model=request.model, purpose=request.purpose,
                           stream=request.stream, secrets=self._secrets,
-                          read_stream=lambda r: self._read_stream(r, request, sink))
-        if isinstance(resp, ProviderResponse):
-            return resp
-        try:
-            data = resp.json()
-            blocks = [b for b in data["content"] if isinstance(b, dict)]
-            return _response(request, blocks, data.get("stop_reason"), _usage(data.get("usage") or {}), data)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ProviderError("format_error", f"the model server sent a response that is not a message: "
-                                f"{resp.text[:200]!r}", model=request.model) from exc
-        except Exception as exc:
-            raise unreadable(exc, request.model) from exc
+                          read_stream=lambda r: self._read_stream(r, request, sink),
+                          read_whole=lambda data: _whole(request, data), shape="a message")
 
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
@@ -176,6 +166,11 @@ class AnthropicProvider:
 
 
 _BLOCK_OF = {"thinking_delta": "thinking", "signature_delta": "thinking", "input_json_delta": "tool_use"}
+
+
+def _whole(request: ProviderRequest, data: Any) -> ProviderResponse:
+    blocks = [b for b in data["content"] if isinstance(b, dict)]
+    return _response(request, blocks, data.get("stop_reason"), _usage(data.get("usage") or {}), data)
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -147,20 +147,16 @@ class OpenAIProvider:
 
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body = self._body(request, self._prepare(request))
-        resp = await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
+        return await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
                           stream=request.stream, secrets=self._secrets,
-                          read_stream=lambda r: self._read_stream(r, request, sink))
-        if isinstance(resp, ProviderResponse):
-            return resp
-        try:
-            data = resp.json()
-            choice = data["choices"][0]
-            raw_msg = choice.get("message") or {}
-            if not isinstance(raw_msg, dict):
-                raise TypeError("message is not an object")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ProviderError("format_error", f"the model server sent a response that is not a chat completion: "
-                                f"{resp.text[:200]!r}", model=request.model) from exc
+                          read_stream=lambda r: self._read_stream(r, request, sink),
+                          read_whole=lambda data: self._read_whole(request, data), shape="a chat completion")
+
+    def _read_whole(self, request: ProviderRequest, data: Any) -> ProviderResponse:
+        choice = data["choices"][0]
+        raw_msg = choice.get("message") or {}
+        if not isinstance(raw_msg, dict):
+            raise TypeError("message is not an object")
         parsed = ChatStream()
         parsed.feed({"choices": [{"delta": raw_msg, "finish_reason": choice.get("finish_reason")}]})
         return self._finish(request, parsed, data.get("usage"), data)
