@@ -1,22 +1,7 @@
-"""Turns of a live session, the same for both faces.
-
-- **Queueing.** A session runs one request's turns at a time, in arrival order; sessions run in
-  parallel. A request waiting for its turn that sees a cancel (``cancel``, closing the session) ends
-  without running.
-- **A steer that missed its turn** (it arrived as the turn was ending: the core hands it back as
-  ``pending_steer``, or no core turn was running to take it) runs as a *follow-up turn inside the same
-  request*, before any request queued behind it. The follow-up echoes the steer as a
-  ``user_message_chunk`` and its updates stream as usual; the request ends with the last turn. No
-  follow-up starts after an interrupt, a cancel or a failed turn: the steers left over come back in
-  ``TurnRun.leftover_steer`` and are not run.
-- **A steer on an idle session** is no steer at all: ``steer`` answers ``IDLE`` and the face decides
-  (start a ``background`` turn, or tell the client to prompt).
-- **Interrupt** stops the running turn at the next safe point (and any follow-up); requests queued
-  behind it still run. **Cancel** also ends the queued ones and drops queued steers.
-
-Every core turn runs in a child task, so a stop that lands before the core turn is under way (while
-its session is still being set up) still ends it.
-"""
+"""Turns of a live session, the same for both faces: one request at a time in arrival order, a steer that
+missed its turn run as a follow-up inside the same request, interrupt, cancel, background turns. The rules
+are in docs/architecture.md ("Faces and the runtime") and docs/acp.md / docs/protocol.md; every core turn
+runs in a child task, so a stop that lands before it is under way still ends it."""
 
 from __future__ import annotations
 
