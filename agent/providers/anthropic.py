@@ -121,7 +121,7 @@ class AnthropicProvider:
             elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"] and on_text:
                 await on_text(block["text"])
 
-        async for kind, ev in json_events(resp, request.model, last=lambda kind: kind == "message_stop"):
+        async for kind, ev in json_events(resp, request.model, last=("message_stop",)):
             if kind == "message_start":
                 message = _obj(ev.get("message"))
                 blocks = {}  # a restarted message replaces what came before it

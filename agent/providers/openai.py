@@ -172,7 +172,7 @@ class OpenAIProvider:
             json_stream = FinalAnswerStream()
         on_text = sink.on_text if sink else None
         on_reasoning = sink.on_reasoning if sink else None
-        async for name, chunk in json_events(resp, request.model, last=lambda kind: kind == DONE):
+        async for name, chunk in json_events(resp, request.model, last=(DONE,)):
             if name == DONE:  # the body is drained after it
                 done = True
                 continue

@@ -24,6 +24,7 @@ from .openai import _clean_call
 from .sse import json_events
 from ..types import Message, ToolCall, Usage, text_of
 
+FINAL = ("response.completed", "response.incomplete")  # the events that end a response stream
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -230,7 +231,7 @@ class ResponsesProvider:
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
         out = _Output()
-        async for kind, ev in json_events(resp, request.model, last=lambda kind: out.response is not None):
+        async for kind, ev in json_events(resp, request.model, last=FINAL):
             if kind == "response.failed":
                 failed = ev.get("response")
                 failed = failed if isinstance(failed, dict) else {}
