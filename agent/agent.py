@@ -15,7 +15,7 @@ import httpx
 
 from . import events
 from .budget import IterationBudget
-from .checkpoints import Checkpoints
+from .undo import Checkpoints
 from .compactor import AFTER_TURN, Compactor
 from .conversation import Conversation
 from .delegate.config import ParentLink, offers_delegation
@@ -29,7 +29,7 @@ from .model_caller import ModelCaller
 from .paths import Workspace
 from .permissions import PermissionPolicy
 from .profile import ModelProfile
-from .prompt_blocks import normalize_prompt
+from .prompt_blocks import host_reader, prompt_content
 from .result import TurnResult
 from .rewind import RewindResult, rewind
 from .sandbox.policy import config_from
@@ -66,7 +66,7 @@ class AIAgent:
         iteration_budget: IterationBudget | None = None, tools: Sequence[Tool] | None = None,
         on_update: UpdateCallback | None = None, http_client: httpx.AsyncClient | None = None,
         local_progress: Any = None, parent: ParentLink | None = None,
-        workflows: Workflows | None = None, **options: Any,
+        workflows: Workflows | None = None, control: TurnControl | None = None, **options: Any,
     ) -> None:
         given = {"model": model, "base_url": base_url, "api_key": api_key, "provider": provider,
                  "max_iterations": max_iterations, "fallback_models": fallback_models}
@@ -104,7 +104,7 @@ class AIAgent:
                              policy=self.policy, updates=updates, checkpoints=self._checkpoints,
                              context_window=lambda: self.context_window, sandbox=self.sandbox,
                              profile=profile, tap=parent.tap if parent else None),
-            control=TurnControl(), titles=Titles(s.titles, conversation, caller, updates,
+            control=control or TurnControl(), titles=Titles(s.titles, conversation, caller, updates,
                                                  use_model=profile.model_titles),
             budget=self.budget, budget_shared=iteration_budget is not None, max_iterations=s.max_iterations,
             trajectory_path=Path(s.trajectory_path) if s.trajectory_path else None, workflows=workflows)
@@ -249,9 +249,10 @@ class AIAgent:
                                *, runtime_context: str | None = None, echo_prompt: bool = False) -> TurnResult:
         """One turn. ``runtime_context`` (editor state) rides on this turn's user message only;
         ``echo_prompt`` sends the prompt as a ``user_message_chunk`` (for turns the client did not type)."""
-        request = TurnRequest(normalize_prompt(user_message), system_message, conversation_history, task_id,
+        content = await prompt_content(user_message, host_reader(self.host, self.root))  # @-mentions read
+        request = TurnRequest(content, system_message, conversation_history, task_id,
                               runtime_context, echo_prompt)
-        async with self._parts.control.lock:
+        async with self._parts.control.locked():
             await self._setup()
             return await run_turn(self._parts, request)
 
@@ -263,7 +264,7 @@ class AIAgent:
             queued = await compactor.queue(focus=focus, keep_last=keep_last, preview=preview, aggressive=aggressive)
             if queued is not AFTER_TURN:
                 return queued
-        async with self._parts.control.lock:
+        async with self._parts.control.locked():
             await self._setup()
             if self.workflows is not None:
                 await self.workflows.before_compact("manual", focus)
@@ -300,6 +301,6 @@ class AIAgent:
         """Restore the files edited in the last ``turns`` turns; returns the restored paths."""
         if turns < 1:
             raise ValueError("turns must be at least 1")
-        async with self._parts.control.lock:
+        async with self._parts.control.locked():
             await self._setup()
             return await self._checkpoints.restore(turns, self.host)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .config_values import URL, BadValue, Fields, choice, describe, number, switch
+from .local import is_local_model
 from .sandbox.policy import DEFAULT_WRITABLE, MODES, SandboxConfig, loosens
 
 APPROVAL_MODES = ("ask", "auto-edit", "yolo")
@@ -99,7 +100,7 @@ class Settings:
         return None
 
     def resolved_provider(self) -> str:
-        if self.model and (self.model == "local" or self.model.startswith("local:")):
+        if is_local_model(self.model):
             return "local"
         return self.provider or "openai"
 

@@ -27,7 +27,7 @@ from .fileio import (
     read_fd_capped,
     read_window,
 )
-from .host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteOutcome
+from .host import CommandResult, CommandSpec, PermissionDecision, PermissionRequest, WriteResult
 from .paths import OutsideWorkspace, display, resolve_in_workspace
 from .process import run_process
 from .types import SessionUpdate
@@ -91,42 +91,42 @@ class DiskHost:
             os.close(dirfd)
 
     async def write_text(self, path: Path, content: str, *, previous: str | None,
-                         check: bool = True) -> WriteOutcome:
+                         check: bool = True) -> WriteResult:
         """Atomic and symlink-safe; ``previous`` must still be the file's text (``check=False``: overwrite
         whatever is there)."""
         rel = display(self._root, path)
         try:
             target = self._confined(path)
         except safe_write.UnsafeTarget as exc:
-            return WriteOutcome(False, exc.strerror)
+            return WriteResult(False, exc.strerror)
         try:
             report = await safe_write.write_text(self._root, target, content,
                                                  expected=previous if check else safe_write.UNCHECKED)
         except safe_write.WriteConflict as exc:
-            return WriteOutcome(False, f"{exc}; nothing was written", conflict=True)
+            return WriteResult(False, f"{exc}; nothing was written", conflict=True)
         except IsADirectoryError:
-            return WriteOutcome(False, f"{rel} is a directory; nothing was written")
+            return WriteResult(False, f"{rel} is a directory; nothing was written")
         except OSError as exc:
-            return WriteOutcome(False, f"{rel} could not be written: {exc.strerror or exc}")
+            return WriteResult(False, f"{rel} could not be written: {exc.strerror or exc}")
         if report.links > 1:
             others = report.links - 1
-            return WriteOutcome(True, f"{rel} had {others} other hard link{'s' if others > 1 else ''}; the write "
+            return WriteResult(True, f"{rel} had {others} other hard link{'s' if others > 1 else ''}; the write "
                                       f"replaced this name only, the other name{'s keep' if others > 1 else ' keeps'} "
                                       "the old content")
-        return WriteOutcome(True)
+        return WriteResult(True)
 
-    async def delete_file(self, path: Path) -> WriteOutcome:
+    async def delete_file(self, path: Path) -> WriteResult:
         try:
             target = self._confined(path)
         except safe_write.UnsafeTarget as exc:
-            return WriteOutcome(False, exc.strerror)
+            return WriteResult(False, exc.strerror)
         try:
             await safe_write.delete(self._root, target)
         except IsADirectoryError:
-            return WriteOutcome(False, f"{display(self._root, path)} is a directory; it was not deleted")
+            return WriteResult(False, f"{display(self._root, path)} is a directory; it was not deleted")
         except OSError as exc:
-            return WriteOutcome(False, f"{display(self._root, path)} could not be deleted: {exc.strerror or exc}")
-        return WriteOutcome(True)
+            return WriteResult(False, f"{display(self._root, path)} could not be deleted: {exc.strerror or exc}")
+        return WriteResult(True)
 
     async def run_command(self, spec: CommandSpec) -> CommandResult:
         return await run_process(spec)

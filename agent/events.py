@@ -68,16 +68,8 @@ def tool_call_update(
     raw_output: Any = None,
 ) -> SessionUpdate:
     update: SessionUpdate = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id}
-    if status is not None:
-        update["status"] = status
-    if content is not None:
-        update["content"] = content
-    if title is not None:
-        update["title"] = title
-    if locations is not None:
-        update["locations"] = locations
-    if raw_output is not None:
-        update["rawOutput"] = raw_output
+    given = {"status": status, "content": content, "title": title, "locations": locations, "rawOutput": raw_output}
+    update.update((key, value) for key, value in given.items() if value is not None)
     return update
 
 

@@ -95,20 +95,34 @@ def open_regular(path: str | os.PathLike[str], *, follow: bool = True, dir_fd: i
     return fd, after
 
 
+class _Capped:
+    """The chunks of one bounded read: ``want`` bytes next, ``add`` what came (False at the end of the file)."""
+
+    def __init__(self, cap: int, name: str | os.PathLike[str], size: int) -> None:
+        if size > cap:
+            raise FileTooLarge(name, size, cap)
+        self.cap, self.name, self.total = cap, name, 0
+        self.parts: list[bytes] = []
+
+    def want(self) -> int:
+        return min(CHUNK, self.cap + 1 - self.total)
+
+    def add(self, data: bytes) -> bool:
+        if not data:
+            return False
+        self.parts.append(data)
+        self.total += len(data)
+        if self.total > self.cap:  # a file growing while read counts too
+            raise FileTooLarge(self.name, self.total, self.cap)
+        return True
+
+
 def read_fd_capped(fd: int, cap: int, name: str | os.PathLike[str], size: int) -> bytes:
     """At most ``cap`` bytes of an open file, else ``FileTooLarge`` (a file growing while read counts too)."""
-    if size > cap:
-        raise FileTooLarge(name, size, cap)
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        data = os.read(fd, min(CHUNK, cap + 1 - total))
-        if not data:
-            return b"".join(parts)
-        parts.append(data)
-        total += len(data)
-        if total > cap:
-            raise FileTooLarge(name, total, cap)
+    read = _Capped(cap, name, size)
+    while read.add(os.read(fd, read.want())):
+        pass
+    return b"".join(read.parts)
 
 
 def read_small(path: str | os.PathLike[str], cap: int = 1024 * 1024, *, follow: bool = True) -> bytes:
@@ -122,18 +136,10 @@ def read_small(path: str | os.PathLike[str], cap: int = 1024 * 1024, *, follow: 
 
 async def read_fd(fd: int, cap: int, name: str | os.PathLike[str], size: int) -> bytes:
     """Like ``read_fd_capped``, one thread hop per chunk (a cancel lands between chunks)."""
-    if size > cap:
-        raise FileTooLarge(name, size, cap)
-    parts: list[bytes] = []
-    total = 0
-    while True:
-        data = await anyio.to_thread.run_sync(os.read, fd, min(CHUNK, cap + 1 - total))
-        if not data:
-            return b"".join(parts)
-        parts.append(data)
-        total += len(data)
-        if total > cap:
-            raise FileTooLarge(name, total, cap)
+    read = _Capped(cap, name, size)
+    while read.add(await anyio.to_thread.run_sync(os.read, fd, read.want())):
+        pass
+    return b"".join(read.parts)
 
 
 def decode_text(data: bytes) -> str:

@@ -22,7 +22,7 @@ PermissionOptionKind = Literal["allow_once", "allow_always", "reject_once", "rej
 
 
 @dataclass(frozen=True)
-class WriteOutcome:
+class WriteResult:
     """What became of a write. ``applied=False`` carries a message for the model; ``applied=True`` may carry a
     note (e.g. hard links the write separated). ``conflict``: the file changed since ``previous`` was read, so
     nothing was written; read it again and redo the change."""
@@ -104,13 +104,13 @@ class Host(Protocol):
         """Lines ``offset..offset+limit-1`` (1-based) without reading the rest of a large file."""
         ...
 
-    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteResult:
         """Replace the file's text with ``content``. ``previous`` is the text the change was based on
         (``None``: the file is created); a host that can tell refuses with ``conflict=True`` when the file
         no longer holds it."""
         ...
 
-    async def delete_file(self, path: Path) -> WriteOutcome:
+    async def delete_file(self, path: Path) -> WriteResult:
         ...
 
     async def run_command(self, spec: CommandSpec) -> CommandResult:

@@ -76,14 +76,6 @@ def resolve_in_workspace(root: Path, raw: str | os.PathLike[str] | None) -> Path
     return Path(resolved)
 
 
-def is_inside(root: Path, path: Path) -> bool:
-    try:
-        resolve_in_workspace(root, path)
-    except OutsideWorkspace:
-        return False
-    return True
-
-
 def display(root: Path, path: Path) -> str:
     """The path relative to the root, for messages to the model and the user."""
     try:

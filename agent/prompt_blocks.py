@@ -118,6 +118,11 @@ async def inline_links(prompt: Any, read: LinkReader) -> Any:
     return out
 
 
+async def prompt_content(prompt: Any, read: LinkReader) -> MessageContent:
+    """The one pass a prompt makes through here: its links read (``inline_links``), then ``normalize_prompt``."""
+    return normalize_prompt(await inline_links(prompt, read))
+
+
 MAX_LINK_LINES = 5000  # lines of a mentioned file read (through the editor, bounded like read_file)
 MAX_LINK_LINE_CHARS = 2000
 

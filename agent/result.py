@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -21,7 +22,10 @@ class ExitReason(StrEnum):
 
 
 @dataclass(frozen=True)
-class TurnResult:
+class TurnResult(Mapping[str, object]):
+    """Typed, and also a read-only mapping of the documented keys to their JSON values (docs/loop.md §1.5):
+    ``r["final_response"]``, ``r.get("partial")``, ``"messages" in r``, ``json.dumps(dict(r))``."""
+
     session_id: str
     exit_reason: ExitReason
     final_response: str | None = None
@@ -57,27 +61,51 @@ class TurnResult:
         """The turn ended before the model answered."""
         return not self.completed
 
+    # ----- the mapping view -------------------------------------------------------------------
+    def __getitem__(self, key: str) -> object:
+        try:
+            value = _VIEW[key]
+        except (KeyError, TypeError):
+            raise KeyError(key) from None
+        return value(self)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_VIEW)
+
+    def __len__(self) -> int:
+        return len(_VIEW)
+
     def to_json(self) -> dict[str, object]:
-        """The result as ``agentls run --json`` prints it (snake_case; the derived flags spelled out)."""
-        out: dict[str, object] = {
-            "session_id": self.session_id, "exit_reason": self.exit_reason.value,
-            "final_response": self.final_response, "completed": self.completed, "interrupted": self.interrupted,
-            "failed": self.failed, "partial": self.partial, "api_calls": self.api_calls, "usage": dict(self.usage),
-            "messages": self.messages,
-        }
-        if self.error is not None:
-            out["error"] = dict(self.error)
-        if self.pending_steer is not None:
-            out["pending_steer"] = self.pending_steer
-        if self.cleanup_errors:
-            out["cleanup_errors"] = list(self.cleanup_errors)
-        out["files_changed"] = [c.to_json() for c in self.files_changed]
-        out["failed_calls"] = [c.to_json() for c in self.failed_calls]
-        out["refused"] = [r.to_json() for r in self.refused]
-        out["failed_edits"] = [c.to_json() for c in self.failed_edits]
-        out["last_call_failed"] = self.last_call_failed
-        if self.tools_stopped:
-            out["tools_stopped"] = self.tools_stopped
-        if self.unmade_change:
-            out["unmade_change"] = self.unmade_change
-        return out
+        """The result as ``agentls run --json`` prints it: the mapping view without the optional keys that are
+        unset (``error``, ``pending_steer``, ``cleanup_errors``, ``tools_stopped``, ``unmade_change``)."""
+        return {key: value(self) for key, value in _VIEW.items() if key not in _OPTIONAL or _OPTIONAL[key](self)}
+
+
+# Every key of the mapping view, in the order ``agentls run --json`` prints them, with its JSON value.
+_VIEW: dict[str, Callable[[TurnResult], object]] = {
+    "session_id": lambda r: r.session_id,
+    "exit_reason": lambda r: r.exit_reason.value,
+    "final_response": lambda r: r.final_response,
+    "completed": lambda r: r.completed,
+    "interrupted": lambda r: r.interrupted,
+    "failed": lambda r: r.failed,
+    "partial": lambda r: r.partial,
+    "api_calls": lambda r: r.api_calls,
+    "usage": lambda r: dict(r.usage),
+    "messages": lambda r: r.messages,
+    "error": lambda r: None if r.error is None else dict(r.error),
+    "pending_steer": lambda r: r.pending_steer,
+    "cleanup_errors": lambda r: list(r.cleanup_errors),
+    "files_changed": lambda r: [c.to_json() for c in r.files_changed],
+    "failed_calls": lambda r: [c.to_json() for c in r.failed_calls],
+    "refused": lambda r: [x.to_json() for x in r.refused],
+    "failed_edits": lambda r: [c.to_json() for c in r.failed_edits],
+    "last_call_failed": lambda r: r.last_call_failed,
+    "tools_stopped": lambda r: r.tools_stopped,
+    "unmade_change": lambda r: r.unmade_change,
+}
+_OPTIONAL: dict[str, Callable[[TurnResult], object]] = {
+    "error": lambda r: r.error is not None, "pending_steer": lambda r: r.pending_steer is not None,
+    "cleanup_errors": lambda r: r.cleanup_errors, "tools_stopped": lambda r: r.tools_stopped,
+    "unmade_change": lambda r: r.unmade_change,
+}

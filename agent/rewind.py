@@ -16,7 +16,7 @@ from .paths import OutsideWorkspace, display, resolve_in_workspace
 from .types import Message
 
 if TYPE_CHECKING:
-    from .checkpoints import Checkpoints
+    from .undo import Checkpoints
     from .conversation import Conversation
     from .host import Host
 

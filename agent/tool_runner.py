@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from . import events
-from .checkpoints import Checkpoints
 from .config import Settings
+from .undo import Checkpoints
 from .host import Host, PermissionOption, PermissionRequest
 from .outcome import OutcomeRecorder
 from .permissions import PermissionPolicy, options_for, remembered_key, runs_in_plan_mode, what_it_is

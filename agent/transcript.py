@@ -66,10 +66,6 @@ def violations(messages: Sequence[Message]) -> list[str]:
     return problems
 
 
-def is_valid(messages: Sequence[Message]) -> bool:
-    return not violations(messages)
-
-
 def _text(content: Any) -> str:
     if content is None:
         return ""

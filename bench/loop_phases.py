@@ -36,7 +36,7 @@ PHASES: list[tuple[str, str, str, str]] = [
     ("  request.prompt", "agentls.agent.loop.request", "prompt", "sync"),
     ("  provider.complete", "agentls.agent.providers.openai", "OpenAIProvider.complete", "async"),
     ("    _body (encode the request)", "agentls.agent.providers.openai", "OpenAIProvider._body", "sync"),
-    ("    iter_sse (read the stream after the headers)", "agentls.agent.providers.openai", "iter_sse", "agen"),
+    ("    json_events (read the stream after the headers)", "agentls.agent.providers.openai", "json_events", "agen"),
     ("prepare_calls", "agentls.agent.loop.rounds", "prepare_calls", "sync"),
     ("announce (tool_call updates)", "agentls.agent.loop.rounds", "announce", "async"),
     ("run_calls", "agentls.agent.loop.rounds", "run_calls", "async"),

@@ -14,7 +14,7 @@ import os
 import logging
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -173,15 +173,3 @@ def paths_in_command(command: str, cwd: Path, root: Path) -> list[Path]:
             add(resolved)
     return out
 
-
-def paths_from_args(args: dict[str, object], root: Path, keys: Sequence[str] = ("path", "cwd")) -> list[Path]:
-    """The confined paths in a tool call's arguments (``path``, ``cwd``), for read/write/list tools."""
-    out: list[Path] = []
-    for key in keys:
-        value = args.get(key)
-        if isinstance(value, str):
-            try:
-                out.append(resolve_in_workspace(root, value))
-            except OutsideWorkspace:
-                continue
-    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 
-from .paths import real
+from .targets import real
 from .state import Dangerous, State
 from .walk import check_script
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .paths import protected, where
+from .targets import protected, where
 from .state import Dangerous, State
 from .words import Arg
 

@@ -8,7 +8,7 @@ import re
 
 from . import rules
 from .inline import check_code, inline_code, interpreter
-from .paths import absolute
+from .targets import absolute
 from .state import Dangerous, Source, State
 from .words import Arg
 from .wrappers import name_of, unwrap

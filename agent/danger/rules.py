@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .paths import Where, protected, resolved, secret, where
+from .targets import Where, protected, resolved, secret, where
 from .state import Dangerous, State
 from .words import Arg
 from .wrappers import name_of

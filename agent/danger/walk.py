@@ -10,7 +10,7 @@ import shlex
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from .paths import absolute, protected, secret
+from .targets import absolute, protected, secret
 from .programs import Programs
 from .state import Dangerous, Source, State
 from .words import evaluate, text_of

@@ -22,7 +22,7 @@ from ..host import (
     Host,
     PermissionDecision,
     PermissionRequest,
-    WriteOutcome,
+    WriteResult,
 )
 from ..types import SessionUpdate
 
@@ -60,10 +60,10 @@ class ChildHost:
     async def read_window(self, path: Path, offset: int, limit: int, max_line_chars: int) -> TextWindow:
         return await self.parent.read_window(path, offset, limit, max_line_chars)
 
-    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteResult:
         return await self.parent.write_text(path, content, previous=previous)
 
-    async def delete_file(self, path: Path) -> WriteOutcome:
+    async def delete_file(self, path: Path) -> WriteResult:
         return await self.parent.delete_file(path)
 
     async def run_command(self, spec: CommandSpec) -> CommandResult:

@@ -62,6 +62,7 @@ def local_available() -> bool:
 
 
 def is_local_model(model: str | None) -> bool:
+    """The one test for "this model spec is the embedded local model" (``local`` or ``local:/path.gguf``)."""
     return bool(model) and (model == DEFAULT_LOCAL_MODEL or str(model).startswith(LOCAL_PREFIX))
 
 

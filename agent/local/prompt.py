@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..tools.base import Tool
 from ..tools.described import ACCEPTED_EDIT, DESCRIBED_EDIT
-from ..tools.paths import workspace_files
+from ..tools.path_repair import workspace_files
 
 if TYPE_CHECKING:
     from ..tools.registry import ToolRegistry

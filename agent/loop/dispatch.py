@@ -85,14 +85,14 @@ def _touched_paths(root: Path, p: PreparedCall, named: list[Path]) -> list[Path]
 
 
 @dataclass
-class Outcome:
+class CallResult:
     text: str  # what the model reads
     is_error: bool
     update: SessionUpdate  # the final tool_call_update, sent once the result is persisted
     images: list[dict[str, Any]] = field(default_factory=list)  # for models that take images in tool results
 
 
-async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: list[Path]) -> Outcome:
+async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: list[Path]) -> CallResult:
     tool, args = p.tool, p.args
     assert tool is not None and args is not None
     call_id = p.call["id"]
@@ -123,13 +123,13 @@ async def _run_one(parts: TurnParts, turn: TurnState, p: PreparedCall, named: li
     if hint:
         text += hint
     ui = out.content or [events.text_content(cap_text(out.text, UI_PREVIEW_CHARS)[0])]
-    return Outcome(text, out.is_error, events.tool_call_update(
+    return CallResult(text, out.is_error, events.tool_call_update(
         call_id, status="failed" if out.is_error else "completed", content=ui,
         locations=out.locations or None, raw_output=out.raw_output), out.images)
 
 
-def _failed(p: PreparedCall, text: str) -> Outcome:
-    return Outcome(text, True, events.tool_call_update(p.call["id"], status="failed",
+def _failed(p: PreparedCall, text: str) -> CallResult:
+    return CallResult(text, True, events.tool_call_update(p.call["id"], status="failed",
                                                        content=[events.text_content(text)]))
 
 
@@ -139,19 +139,19 @@ class _Results:
 
     def __init__(self, parts: TurnParts, turn: TurnState, prepared: list[PreparedCall]) -> None:
         self.parts, self.turn, self.prepared = parts, turn, prepared
-        self.outcomes: list[Outcome | None] = [None] * len(prepared)
+        self.landed: list[CallResult | None] = [None] * len(prepared)
         self.flushed = 0
         self._lock = anyio.Lock()
 
-    async def put(self, i: int, outcome: Outcome) -> None:
-        self.outcomes[i] = outcome
+    async def put(self, i: int, result: CallResult) -> None:
+        self.landed[i] = result
         await self.flush()
 
     async def flush(self) -> None:
         conversation = self.parts.conversation
         async with self._lock:
             ready: list[SessionUpdate] = []
-            while self.flushed < len(self.prepared) and (o := self.outcomes[self.flushed]) is not None:
+            while self.flushed < len(self.prepared) and (o := self.landed[self.flushed]) is not None:
                 p = self.prepared[self.flushed]
                 msg: Message = {"role": "tool", "tool_call_id": p.call["id"], "name": p.call["function"]["name"],
                                 "content": [{"type": "text", "text": o.text}, *o.images] if o.images else o.text}
@@ -187,7 +187,7 @@ async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCa
 
     with parts.control.interruptible():
         for group in batches(prepared):
-            todo = [i for i in group if results.outcomes[i] is None]
+            todo = [i for i in group if results.landed[i] is None]
             if len(todo) == 1:
                 await run_index(todo[0])
             elif todo:
@@ -196,6 +196,6 @@ async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCa
                         tg.start_soon(run_index, i)
     with anyio.CancelScope(shield=True):
         for i, p in enumerate(prepared):
-            if results.outcomes[i] is None:
-                results.outcomes[i] = _failed(p, INTERRUPTED if i in started else SKIPPED)
+            if results.landed[i] is None:
+                results.landed[i] = _failed(p, INTERRUPTED if i in started else SKIPPED)
         await results.flush()

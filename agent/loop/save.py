@@ -1,6 +1,5 @@
-"""Saving the transcript during a turn. A store that fails does not end the turn (docs/loop.md §4.4): the save is
-tried once more, then the failure is logged and reported in the result's ``cleanup_errors``, the transcript
-stays in memory, and the next save writes it (rewriting the session's rows, so nothing is stored twice)."""
+"""Saving the transcript during a turn: a failed save is tried once more, then logged and listed in
+``cleanup_errors``; the turn goes on and the next save that works writes what is missing (docs/loop.md §4.4)."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ from .anthropic_blocks import (
 )
 from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from .errors import ProviderError
-from .http import post, stream_error, unreadable
-from .sse import drain, iter_sse
+from .http import post
+from .sse import json_events
 from ..types import Usage
 
 __all__ = ["AnthropicProvider", "image_part", "to_wire"]
@@ -100,20 +100,10 @@ class AnthropicProvider:
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body, headers = self._body(request)
         raw_body = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        resp = await post(self._client, self._url, raw_body, headers, model=request.model, purpose=request.purpose,
+        return await post(self._client, self._url, raw_body, headers, model=request.model, purpose=request.purpose,
                           stream=request.stream, secrets=self._secrets,
-                          read_stream=lambda r: self._read_stream(r, request, sink))
-        if isinstance(resp, ProviderResponse):
-            return resp
-        try:
-            data = resp.json()
-            blocks = [b for b in data["content"] if isinstance(b, dict)]
-            return _response(request, blocks, data.get("stop_reason"), _usage(data.get("usage") or {}), data)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ProviderError("format_error", f"the model server sent a response that is not a message: "
-                                f"{resp.text[:200]!r}", model=request.model) from exc
-        except Exception as exc:
-            raise unreadable(exc, request.model) from exc
+                          read_stream=lambda r: self._read_stream(r, request, sink),
+                          read_whole=lambda data: _whole(request, data), shape="a message")
 
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
@@ -131,18 +121,7 @@ class AnthropicProvider:
             elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"] and on_text:
                 await on_text(block["text"])
 
-        stream = iter_sse(resp)
-        async for event, data in stream:
-            try:
-                ev = json.loads(data)
-            except ValueError as exc:
-                raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
-                                    model=request.model) from exc
-            if not isinstance(ev, dict):
-                continue
-            kind = ev.get("type", event)
-            if kind == "error" or event == "error":
-                raise stream_error(data, request.model)
+        async for kind, ev in json_events(resp, request.model, last=("message_stop",)):
             if kind == "message_start":
                 message = _obj(ev.get("message"))
                 blocks = {}  # a restarted message replaces what came before it
@@ -173,8 +152,6 @@ class AnthropicProvider:
                 usage.update(ev.get("usage") or {})
             elif kind == "message_stop":
                 finished = True
-                await drain(stream)
-                break
         if not finished:
             raise ProviderError("server_error", "the response stream ended before the model finished",
                                 model=request.model)
@@ -189,6 +166,11 @@ class AnthropicProvider:
 
 
 _BLOCK_OF = {"thinking_delta": "thinking", "signature_delta": "thinking", "input_json_delta": "tool_use"}
+
+
+def _whole(request: ProviderRequest, data: Any) -> ProviderResponse:
+    blocks = [b for b in data["content"] if isinstance(b, dict)]
+    return _response(request, blocks, data.get("stop_reason"), _usage(data.get("usage") or {}), data)
 
 
 def _obj(value: Any) -> dict[str, Any]:

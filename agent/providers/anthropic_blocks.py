@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .layout import Kinds, in_stored_order
 from ..types import Message, ToolCall
 
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -78,25 +79,10 @@ def assistant_blocks(msg: Message) -> list[dict[str, Any]]:
         if msg.get("reasoning") and msg.get("reasoning_signature"):
             out.append({"type": "thinking", "thinking": msg["reasoning"], "signature": msg["reasoning_signature"]})
         return [*out, *text, *(_tool_use(c) for c in calls)]
-    by_id = {c["id"]: c for c in calls}
-    placed: set[str] = set()
-    text_at: int | None = None
-    for entry in layout:
-        kind = entry.get("type") if isinstance(entry, dict) else None
-        if kind in THINKING_TYPES:
-            block = _thinking_block(entry)
-            if block is not None:
-                out.append(block)
-        elif kind == "text" and text_at is None:
-            text_at = len(out)
-        elif kind == "tool_use" and entry.get("id") in by_id and entry["id"] not in placed:
-            placed.add(entry["id"])
-            out.append(_tool_use(by_id[entry["id"]]))
-    if text_at is None:  # text the model did not write as a block (a joined continuation): before the calls
-        text_at = next((i for i, b in enumerate(out) if b["type"] == "tool_use"), len(out))
-    out[text_at:text_at] = text
-    out.extend(_tool_use(c) for c in calls if c["id"] not in placed)
-    return out
+    return in_stored_order(layout, calls, text, _KINDS)
+
+
+_KINDS = Kinds(THINKING_TYPES, "text", "tool_use", "id", _thinking_block, _tool_use)
 
 
 def to_wire(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from ..config import DEFAULT_BASE_URLS
+from ..local import is_local_model
 from .anthropic import AnthropicProvider
 from .base import Provider
 from .openai import OpenAIProvider
@@ -38,7 +39,7 @@ class Endpoint:
 def parse_fallback(entry: Any, primary: Endpoint) -> Endpoint:
     """A fallback is a model name on the primary endpoint, or a dict {model, provider?, base_url?, api_key?}."""
     if isinstance(entry, str):
-        if entry == "local" or entry.startswith("local:"):
+        if is_local_model(entry):
             return Endpoint("local", entry, None, None, "json")
         return Endpoint(primary.provider, entry, primary.base_url, primary.api_key, primary.tool_mode,
                         primary.thinking_budget)

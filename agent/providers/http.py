@@ -75,9 +75,29 @@ def status_error(status: int, body: bytes, headers: httpx.Headers, model: str,
 
 async def post(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str], *, model: str,
                purpose: str, stream: bool, secrets: tuple[str, ...] = (),
-               read_stream: Callable[[httpx.Response], Awaitable[ProviderResponse]]) -> ProviderResponse | httpx.Response:
-    """POST a request. A streamed answer goes to ``read_stream``; a whole one comes back after its status
-    check. Every failure is a classified ``ProviderError``."""
+               read_stream: Callable[[httpx.Response], Awaitable[ProviderResponse]],
+               read_whole: Callable[[Any], ProviderResponse], shape: str) -> ProviderResponse:
+    """POST a request. A streamed answer goes to ``read_stream``; a whole one's JSON to ``read_whole`` (a
+    response of another ``shape`` is a ``format_error``). Every failure is a classified ``ProviderError``."""
+    resp = await _send(client, url, body, headers, model=model, purpose=purpose, stream=stream, secrets=secrets,
+                       read_stream=read_stream)
+    if isinstance(resp, ProviderResponse):
+        return resp
+    try:
+        return read_whole(resp.json())
+    except ProviderError:
+        raise
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ProviderError("format_error", f"the model server sent a response that is not {shape}: "
+                            f"{resp.text[:200]!r}", model=model) from exc
+    except Exception as exc:
+        raise unreadable(exc, model) from exc
+
+
+async def _send(client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str], *, model: str,
+                purpose: str, stream: bool, secrets: tuple[str, ...],
+                read_stream: Callable[[httpx.Response], Awaitable[ProviderResponse]]
+                ) -> ProviderResponse | httpx.Response:
     if purpose:
         headers = {**headers, "x-agentls-purpose": purpose}
     try:

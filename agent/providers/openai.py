@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 
-from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
+from .base import ProviderRequest, ProviderResponse, StreamSink
 from .chat_stream import ChatStream
 from .errors import ProviderError
-from .http import post, stream_error
-from .sse import drain, iter_sse
+from .http import post
+from .sse import DONE, json_events
 from ..types import INTERNAL_KEYS, Message, ToolCall, Usage, text_of
 
 # The one reasoning field sent back (DeepSeek, xAI, Qwen accept it; ``reasoning`` is not: Groq refuses it).
@@ -147,20 +147,16 @@ class OpenAIProvider:
 
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
         body = self._body(request, self._prepare(request))
-        resp = await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
+        return await post(self._client, self._url, body, self._headers, model=request.model, purpose=request.purpose,
                           stream=request.stream, secrets=self._secrets,
-                          read_stream=lambda r: self._read_stream(r, request, sink))
-        if isinstance(resp, ProviderResponse):
-            return resp
-        try:
-            data = resp.json()
-            choice = data["choices"][0]
-            raw_msg = choice.get("message") or {}
-            if not isinstance(raw_msg, dict):
-                raise TypeError("message is not an object")
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ProviderError("format_error", f"the model server sent a response that is not a chat completion: "
-                                f"{resp.text[:200]!r}", model=request.model) from exc
+                          read_stream=lambda r: self._read_stream(r, request, sink),
+                          read_whole=lambda data: self._read_whole(request, data), shape="a chat completion")
+
+    def _read_whole(self, request: ProviderRequest, data: Any) -> ProviderResponse:
+        choice = data["choices"][0]
+        raw_msg = choice.get("message") or {}
+        if not isinstance(raw_msg, dict):
+            raise TypeError("message is not an object")
         parsed = ChatStream()
         parsed.feed({"choices": [{"delta": raw_msg, "finish_reason": choice.get("finish_reason")}]})
         return self._finish(request, parsed, data.get("usage"), data)
@@ -176,22 +172,10 @@ class OpenAIProvider:
             json_stream = FinalAnswerStream()
         on_text = sink.on_text if sink else None
         on_reasoning = sink.on_reasoning if sink else None
-        events = iter_sse(resp)
-        async for event, data in events:
-            if data.strip() == "[DONE]":
+        async for name, chunk in json_events(resp, request.model, last=(DONE,)):
+            if name == DONE:  # the body is drained after it
                 done = True
-                await drain(events)
-                break
-            try:
-                chunk = json.loads(data)
-            except ValueError as exc:
-                raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
-                                    model=request.model) from exc
-            if not isinstance(chunk, dict):
-                raise ProviderError("format_error", "the model server sent a stream event that is not an object",
-                                    model=request.model)
-            if event == "error" or chunk.get("error"):
-                raise stream_error(data, request.model)
+                continue
             for kind, piece in parsed.feed(chunk):
                 if kind == "reasoning":
                     if on_reasoning:
@@ -257,7 +241,3 @@ def _clean_call(raw: Any, index: int) -> ToolCall | None:
         args = json.dumps(args)
     call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"call_{uuid.uuid4().hex[:16]}"
     return {"id": str(call_id), "type": "function", "function": {"name": name, "arguments": args}}
-
-
-def tool_names(tools: Sequence[ToolSchema]) -> list[str]:
-    return [str(t.get("function", {}).get("name")) for t in tools]

@@ -18,11 +18,13 @@ import httpx
 
 from .base import ProviderRequest, ProviderResponse, StreamSink, ToolSchema
 from .errors import ProviderError
-from .http import post, stream_error, unreadable
+from .http import post, stream_error
+from .layout import Kinds, in_stored_order
 from .openai import _clean_call
-from .sse import drain, iter_sse
+from .sse import json_events
 from ..types import Message, ToolCall, Usage, text_of
 
+FINAL = ("response.completed", "response.incomplete")  # the events that end a response stream
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -60,27 +62,10 @@ def assistant_items(msg: Message) -> list[dict[str, Any]]:
     calls = list(msg.get("tool_calls") or [])
     data = msg.get("provider_data")
     layout = data.get("items") if isinstance(data, dict) and data.get("wire") == "openai-responses" else []
-    out: list[dict[str, Any]] = []
-    by_id = {c["id"]: c for c in calls}
-    placed: set[str] = set()
-    text_at: int | None = None
-    for entry in layout if isinstance(layout, list) else []:
-        kind = entry.get("type") if isinstance(entry, dict) else None
-        if kind == "reasoning":
-            item = _reasoning_item(entry)
-            if item is not None:
-                out.append(item)
-        elif kind == "message" and text_at is None:
-            text_at = len(out)
-        elif kind == "function_call" and entry.get("call_id") in by_id and entry["call_id"] not in placed:
-            placed.add(entry["call_id"])
-            out.append(_function_call(by_id[entry["call_id"]]))
-    if text:
-        if text_at is None:
-            text_at = next((i for i, b in enumerate(out) if b["type"] == "function_call"), len(out))
-        out.insert(text_at, message)
-    out.extend(_function_call(c) for c in calls if c["id"] not in placed)
-    return out
+    return in_stored_order(layout, calls, [message] if text else [], _KINDS)
+
+
+_KINDS = Kinds(("reasoning",), "message", "function_call", "call_id", _reasoning_item, _function_call)
 
 
 def to_input(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -231,41 +216,22 @@ class ResponsesProvider:
         """The HTTP client belongs to the agent, which closes it."""
 
     async def complete(self, request: ProviderRequest, sink: StreamSink | None = None) -> ProviderResponse:
-        resp = await post(self._client, self._url, self._body(request), self._headers, model=request.model,
+        return await post(self._client, self._url, self._body(request), self._headers, model=request.model,
                           purpose=request.purpose, stream=request.stream, secrets=self._secrets,
-                          read_stream=lambda r: self._read_stream(r, request, sink))
-        if isinstance(resp, ProviderResponse):
-            return resp
-        try:
-            data = resp.json()
-            if not isinstance(data, dict) or not isinstance(data.get("output"), list):
-                raise TypeError("no output")
-            out = _Output()
-            out.response = data
-            return self._finish(request, out)
-        except ProviderError:
-            raise
-        except (ValueError, TypeError) as exc:
-            raise ProviderError("format_error", f"the model server sent a response that is not a Responses object: "
-                                f"{resp.text[:200]!r}", model=request.model) from exc
-        except Exception as exc:
-            raise unreadable(exc, request.model) from exc
+                          read_stream=lambda r: self._read_stream(r, request, sink),
+                          read_whole=lambda data: self._read_whole(request, data), shape="a Responses object")
+
+    def _read_whole(self, request: ProviderRequest, data: Any) -> ProviderResponse:
+        if not isinstance(data, dict) or not isinstance(data.get("output"), list):
+            raise TypeError("no output")
+        out = _Output()
+        out.response = data
+        return self._finish(request, out)
 
     async def _read_stream(self, resp: httpx.Response, request: ProviderRequest,
                            sink: StreamSink | None) -> ProviderResponse:
         out = _Output()
-        stream = iter_sse(resp)
-        async for event, data in stream:
-            try:
-                ev = json.loads(data)
-            except ValueError as exc:
-                raise ProviderError("format_error", f"the model server sent a malformed stream event: {data[:120]!r}",
-                                    model=request.model) from exc
-            if not isinstance(ev, dict):
-                continue
-            kind = ev.get("type", event)
-            if kind == "error":
-                raise stream_error(data, request.model)
+        async for kind, ev in json_events(resp, request.model, last=FINAL):
             if kind == "response.failed":
                 failed = ev.get("response")
                 failed = failed if isinstance(failed, dict) else {}
@@ -276,9 +242,6 @@ class ResponsesProvider:
                 callback = sink.on_reasoning if shown[0] == "reasoning" else sink.on_text
                 if callback:
                     await callback(shown[1])
-            if out.response is not None:
-                await drain(stream)
-                break
         if out.response is None:
             raise ProviderError("server_error", "the response stream ended before the model finished",
                                 model=request.model)

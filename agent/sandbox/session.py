@@ -60,9 +60,6 @@ class CommandSandbox:
         path = (env or {}).get("PATH", os.environ.get("PATH"))
         return program_key(command, cwd, path, [self.root, *writable_paths(self.config.writable, self.root)])
 
-    async def detected(self) -> Detected:
-        return await detect()
-
     async def status(self) -> dict[str, Any]:
         """What the sandbox is in this session (``mechanism`` None when commands run unconfined)."""
         found = await detect()

@@ -1,22 +1,5 @@
-"""The small model's ``edit_file``: the change said in words, the new text written as code (docs/loop.md §9.8).
-
-A 1.5B model cannot be trusted to copy an exact ``old_string`` and escape a ``new_string`` inside a JSON
-string: it sets ``RETRIES = 5`` when asked to add ``RETRY_DELAY = 5``, or sends ``<tool_response>`` as a
-file's content. It does write code well in a fenced block, the format it was trained on. So for a small
-model ``edit_file`` takes ``{path, change}`` and the edit is made in two steps:
-
-1. the tool shows the model the file (all of it, or a window of ``WINDOW_LINES`` around the lines the
-   change names) with the user's request and the change, and asks for the new text in one code block
-   (``ToolContext.rewrite``: one more model call on the same transcript, so its prompt cache still holds);
-2. the tool checks the reply and writes it like any edit: permission, the path's lock, read-before-change,
-   the diff in the result.
-
-The checks keep a confused rewrite from costing the user anything: lines the rewrite left out at the ends
-of the window, or replaced by a placeholder (``# ... rest unchanged``), or 2 or more lines dropped in the
-middle when nothing asked for a removal, are put back (and the result says so); a reply with no code block,
-one cut off, one that changes nothing or that would break a parsable ``.py`` file is an error, and the file
-is not touched.
-"""
+"""The small model's ``edit_file``: the change said in words, the new text asked for as one code block and
+checked before it is written (docs/loop.md §9.8)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..paths import OutsideWorkspace, display
-from . import paths
+from . import path_repair
 from .base import ToolContext, ToolFailure, ToolOutput
 
 READ_FIRST = ("error: this edit was not made", "error: this overwrite was not made")  # how a read-first refusal starts
@@ -16,14 +16,14 @@ SHOWN_ON_REFUSAL = 400  # lines: a file this short comes with the refusal, which
 
 
 async def locate(ctx: ToolContext, raw: object, *, creating: bool = False) -> tuple[Path, str | None]:
-    """The path the model meant (agent/tools/paths.py) and, when it was repaired, a note saying so."""
+    """The path the model meant (agent/tools/path_repair.py) and, when it was repaired, a note saying so."""
     if not isinstance(raw, str) or not raw.strip():
         raise ToolFailure("a non-empty 'path' is required")
     try:
-        found = await paths.locate(ctx.root, raw, creating=creating)
+        found = await path_repair.locate(ctx.root, raw, creating=creating)
     except OutsideWorkspace as exc:
         raise ToolFailure(f"refused: {exc}") from None
-    except paths.PathNotFound as exc:
+    except path_repair.PathNotFound as exc:
         raise ToolFailure(str(exc)) from None
     return found.path, found.note
 

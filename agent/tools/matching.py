@@ -1,18 +1,6 @@
-"""Where ``edit_file``'s ``old_string`` is in a file, when a small model did not copy it exactly.
-
-The exact text always wins. When it is absent, looser readings are tried in order, and the first one
-that finds anything decides:
-
-1. the model copied ``read_file``'s line numbers (``     3\\tcode``) into ``old_string``;
-2. whole lines that differ only in indentation or trailing whitespace (``new_string`` is re-indented
-   by the same amount);
-3. the same, also ignoring the quote style (``'`` vs ``"``; ``new_string`` takes the file's quotes);
-4. a fragment of one line or more, ignoring quote style and the spacing between tokens.
-
-A reading that finds the text more than once is ambiguous and refused (unless ``replace_all``); the
-caller then names the lines. Every loose match says how it matched, so the model (and the user) can
-tell what was replaced. Pure functions of the text: no I/O.
-"""
+"""Where ``edit_file``'s ``old_string`` is in a file when a small model did not copy it exactly: the exact
+text first, then the looser readings of docs/loop.md §9.7, each saying how it matched. Pure functions of
+the text: no I/O."""
 
 from __future__ import annotations
 

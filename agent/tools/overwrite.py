@@ -1,23 +1,6 @@
-"""``write_file`` over an existing file: keep what the model did not mean to change (docs/loop.md §9.1).
-
-Small models rewrite a whole file to change one line, and on the way drop the final newline, swap
-quote styles or send only the lines they added. The rules, in order:
-
-1. **Line endings.** The file keeps its final newline (or its lack of one) and its ``\\r\\n`` endings.
-2. **Untouched lines.** When the write changes some lines for real, a line whose only differences are
-   quote style or trailing whitespace keeps its old text. (When every change is of that kind, the
-   model meant it: the write goes through as sent.)
-3. **Dropped content.** A write that looks like a fragment (it would remove at least 2 non-blank lines
-   and more than half of them, and is less than half as long) is refused once, with the lines it
-   would remove; the model should send the whole file or use ``edit_file``. The same write sent again
-   unchanged goes through, except from a small model (``guarded``: its profile's ``guarded_writes``), which
-   repeats itself.
-   A small model's overwrite is also refused when it would drop ``SMALL_MODEL_LOST`` non-blank lines or
-   more, whatever the file's size: it rewrites whole files from memory, and junk it added earlier must
-   not make a later cut look small.
-
-The result of every overwrite shows its diff.
-"""
+"""``write_file`` over an existing file: keep what the model did not mean to change (line endings, lines that
+differ only in quotes or trailing spaces) and refuse a write that looks like a fragment. The rules are in
+docs/loop.md §9.1 and §9.7."""
 
 from __future__ import annotations
 

@@ -32,8 +32,7 @@ from .capabilities import ClientState, initialize_result
 from .lifecycle import AcpFace
 from .errors import invalid_params, store_errors
 from .stdio import LineTransport
-from ..runtime import turns as runtime_turns
-from ..runtime import tree
+from ..runtime import busy, tree, turns as runtime_turns
 from ..runtime.live import LiveSession
 from ..runtime.registry import SessionRegistry
 
@@ -64,7 +63,7 @@ class AgentlsAcp(Agent):
     def _cancel_prompt(self, session_id: str) -> None:
         session = self.sessions.find(session_id)
         if session is not None:
-            runtime_turns.cancel(session)
+            session.cancel()
 
     @property
     def face(self) -> AcpFace:
@@ -147,9 +146,7 @@ class AgentlsAcp(Agent):
         response: dict[str, Any] = {"modes": modes.mode_state(session), "configOptions": modes.config_options(session)}
         if elsewhere is not None:  # readable, but a prompt here is refused until that turn ends
             log.warning("session %s is running a turn in another process: %s", session_id, elsewhere.describe())
-            response["_meta"] = {"agentls": {"runningElsewhere": {**elsewhere.to_json(), "message": (
-                f"this session is running a turn in another agentls process ({elsewhere.describe()}); a prompt "
-                "here is refused until that turn ends")}}}
+            response["_meta"] = {"agentls": {"runningElsewhere": busy.running_elsewhere(elsewhere)}}
         return LoadSessionResponse.model_validate(response)
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
@@ -242,7 +239,7 @@ class AgentlsAcp(Agent):
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.find(session_id)
         if session is not None:
-            runtime_turns.cancel(session)
+            session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         with store_errors():
@@ -262,7 +259,7 @@ async def run(transport: LineTransport, state: ClientState) -> None:
     async def end_turns() -> None:  # end of input: turns end, so the prompts still running are answered
         if agent._sessions is not None:
             for session in agent.sessions.live():
-                runtime_turns.cancel(session)
+                session.cancel()
 
     transport.on_eof = end_turns
     loop = asyncio.get_running_loop()

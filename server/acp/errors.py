@@ -36,13 +36,11 @@ def store_errors() -> Iterator[None]:
     process is driving) answered in words naming the file, never as a bare internal error."""
     from agentls.agent.sessions.lease import SessionBusy
     from agentls.agent.sessions.schema import StoreError
+    from ..runtime.busy import busy_data
 
     try:
         yield
     except SessionBusy as exc:
-        data: dict[str, Any] = {"reason": "sessionBusy", "runningElsewhere": exc.holder.to_json()}
-        if exc.pending_steer:  # steers sent while the prompt asked for the session: not delivered
-            data["pendingSteer"] = exc.pending_steer
-        raise internal(str(exc), data) from None
+        raise internal(str(exc), busy_data(exc)) from None
     except StoreError as exc:
         raise internal(str(exc), {"reason": "sessionStore"}) from None

@@ -1,5 +1,5 @@
-"""Extension methods: ``_session/steering``, ``_agentls/interrupt``, ``_agentls/compress`` and
-``_agentls/listMcpServers``."""
+"""Extension methods: ``_session/steering``, ``_agentls/cancel`` (also as its old name ``_agentls/interrupt``),
+``_agentls/compress`` and ``_agentls/listMcpServers`` (docs/acp.md)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from acp import RequestError
 from . import lifecycle, turns
 from .capabilities import STEERING_METHOD
 from .errors import invalid_params
-from ..runtime import turns as runtime_turns
 
 if TYPE_CHECKING:
     from .lifecycle import AcpFace
     from ..runtime.live import LiveSession
     from ..runtime.registry import SessionRegistry
 
-INTERRUPT_METHOD = "agentls/interrupt"
+CANCEL_METHOD = "agentls/cancel"  # what session/cancel does: the running prompt and the queued ones end
+OLD_CANCEL_METHOD = "agentls/interrupt"  # its first name, kept for the clients that use it
 COMPRESS_METHOD = "agentls/compress"
 MCP_METHOD = "agentls/listMcpServers"
 
@@ -73,15 +73,15 @@ async def compress(sessions: SessionRegistry, session: LiveSession, params: dict
 async def dispatch(face: AcpFace, sessions: SessionRegistry, method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == STEERING_METHOD:
         return await steering(face, sessions, params)
-    if method not in (INTERRUPT_METHOD, COMPRESS_METHOD, MCP_METHOD):
+    if method not in (CANCEL_METHOD, OLD_CANCEL_METHOD, COMPRESS_METHOD, MCP_METHOD):
         raise RequestError(-32601, f"Method not found: _{method} is not an agentls extension (agentls has "
-                                   f"_{STEERING_METHOD}, _{INTERRUPT_METHOD}, _{COMPRESS_METHOD} and _{MCP_METHOD})",
+                                   f"_{STEERING_METHOD}, _{CANCEL_METHOD}, _{COMPRESS_METHOD} and _{MCP_METHOD})",
                            {"method": f"_{method}"})
     session = sessions.find(_session_id(params))
     if session is None:
         raise invalid_params(f"unknown session {params['sessionId']!r}")
-    if method == INTERRUPT_METHOD:
-        return {"interrupted": runtime_turns.cancel(session)}
+    if method in (CANCEL_METHOD, OLD_CANCEL_METHOD):
+        return {"cancelled": (cancelled := session.cancel()), "interrupted": cancelled}
     if method == MCP_METHOD:
         from agentls.agent.mcp.report import listing
 

@@ -34,15 +34,15 @@ from agentls.agent.host import (
     CommandSpec,
     PermissionDecision,
     PermissionRequest,
-    WriteOutcome,
+    WriteResult,
 )
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.fileio import TextWindow
+from agentls.agent.turn_control import TurnControl
 from agentls.agent.types import SessionUpdate
 from .capabilities import ClientCaps
 from .updates import UpdateSink
-from ..runtime.live import TurnControl
-from ..runtime.permissions import permission_tool_call
+from ..runtime.permission_call import permission_tool_call
 
 log = logging.getLogger("agentls.acp")
 
@@ -98,16 +98,16 @@ class AcpHost:
         window.total = None  # only the window was asked for
         return window
 
-    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteResult:
         if not self._caps.write_text_file:
             return await self._local.write_text(path, content, previous=previous)
         try:
             await self._conn.write_text_file(session_id=self._sid, path=str(path), content=content)
         except RequestError as exc:
-            return WriteOutcome(False, f"the editor refused the write: {exc}")
-        return WriteOutcome(True)
+            return WriteResult(False, f"the editor refused the write: {exc}")
+        return WriteResult(True)
 
-    async def delete_file(self, path: Path) -> WriteOutcome:
+    async def delete_file(self, path: Path) -> WriteResult:
         return await self._local.delete_file(path)  # ACP has no delete; undo of a created file lands here
 
     # ----- commands --------------------------------------------------------------------------
@@ -180,7 +180,7 @@ class AcpHost:
 
     # ----- permissions and updates -----------------------------------------------------------
     async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
-        cancelled = self._control.waiter()
+        cancelled = self._control.when_stopped()
         if cancelled.done():
             return PermissionDecision("cancelled")
         call = ToolCallUpdate.model_validate(permission_tool_call(request, self.root))

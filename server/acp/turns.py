@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
 
-from agentls.agent.prompt_blocks import PromptError, host_reader, inline_links
+from agentls.agent.prompt_blocks import PromptError
 from agentls.agent.footer import summary
 from agentls.agent.result import ExitReason, TurnResult
 from . import lifecycle
 from .errors import auth_required, internal, invalid_params
 from ..runtime import turns
-from ..runtime.live import LiveSession
+from ..runtime.live import LiveSession, Steer
 from ..runtime.registry import NoModel, SessionRegistry
 
 if TYPE_CHECKING:
@@ -93,24 +93,22 @@ async def prompt(sessions: SessionRegistry, session: LiveSession, sink: UpdateSi
                  meta: dict[str, Any] | None = None) -> str:
     """The request's stop reason; ``meta`` gets its usage (``usage``)."""
     try:
-        agent = await sessions.agent(session)
-        content = await inline_links(content, host_reader(agent.host, agent.root))  # @-mentions, through the editor
         run = await turns.run(sessions, session, content, hooks=AcpHooks(session, sink))
     except NoModel as exc:
         raise auth_required(lifecycle.NO_MODEL, str(exc)) from None
     except PromptError as exc:
         raise invalid_params(f"bad prompt: {exc}") from None
-    if meta is not None:
-        meta.update(usage(run, agent))
+    if meta is not None and session.agent is not None:  # the turns ran, so the agent exists
+        meta.update(usage(run, session.agent))
     return _reason(run)
 
 
 async def steer(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink, text: str,
                 idle_behavior: str | None) -> str:
     """``injected``, ``startedNewTurn``, ``promptRequired`` (idle, when the client asked for it) or ``failed``."""
-    outcome = turns.steer(session, text)
-    if outcome is not turns.Steer.IDLE:
-        return str(outcome.value)
+    steered = session.steer(text)
+    if steered is not Steer.IDLE:
+        return str(steered.value)
     if idle_behavior == "promptRequired":
         return "promptRequired"
     try:

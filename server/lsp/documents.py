@@ -127,9 +127,6 @@ class Documents:
                 return None
         return Buffer(doc.uri, doc.version, doc.source)
 
-    def is_open(self, path: Path) -> bool:
-        return self.buffer(path) is not None
-
     def current(self, path: Path) -> str | None:
         """What the server knows without the disk: its own pending write, else the open buffer."""
         buf = self.buffer(path)

@@ -22,7 +22,7 @@ from pygls.exceptions import JsonRpcException
 
 from agentls.agent import events
 from agentls.agent.host import (CommandResult, CommandSpec, Diagnostic, PermissionDecision, PermissionRequest,
-                                WriteOutcome)
+                                WriteResult)
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.fileio import TextWindow
 from agentls.agent.types import SessionUpdate
@@ -66,7 +66,7 @@ class LspHost:
             return TextWindow.of_text(text, offset, limit, max_line_chars)
         return await self._disk.read_window(path, offset, limit, max_line_chars)
 
-    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteResult:
         ls = self._ls
         features = ls.features
         if not features.apply_edit:
@@ -84,7 +84,7 @@ class LspHost:
             return await self._disk_write(path, content, previous)
         edits: list[types.TextEdit] = text_edits(base or "", content)
         if not edits and not creating:
-            return WriteOutcome(True)
+            return WriteResult(True)
         version = buffer.version if buffer is not None and synced else None
         changes: list[Any] = []
         if creating:
@@ -101,7 +101,7 @@ class LspHost:
             ls.documents.wrote(path, content, buffer.version if buffer is not None else None)
         return outcome
 
-    async def delete_file(self, path: Path) -> WriteOutcome:
+    async def delete_file(self, path: Path) -> WriteResult:
         ls = self._ls
         if not (ls.features.apply_edit and ls.features.delete_files):
             ls.documents.forget(path)
@@ -113,21 +113,21 @@ class LspHost:
             ls.documents.forget(path)
         return outcome
 
-    async def _apply(self, edit: types.WorkspaceEdit, what: str) -> WriteOutcome:
+    async def _apply(self, edit: types.WorkspaceEdit, what: str) -> WriteResult:
         timeout = self._ls.options.client_timeout
         params = types.ApplyWorkspaceEditParams(edit=edit, label="agentls")
         try:
             result = await self._ls.call(types.WORKSPACE_APPLY_EDIT, params, timeout)
         except TimeoutError:
-            return WriteOutcome(False, f"the editor did not answer {what} in {timeout:g} s; it was not applied")
+            return WriteResult(False, f"the editor did not answer {what} in {timeout:g} s; it was not applied")
         except JsonRpcException as exc:
-            return WriteOutcome(False, f"the editor could not apply {what}: {exc.message}")
+            return WriteResult(False, f"the editor could not apply {what}: {exc.message}")
         if isinstance(result, types.ApplyWorkspaceEditResult) and result.applied:
-            return WriteOutcome(True)
+            return WriteResult(True)
         reason = getattr(result, "failure_reason", None)
-        return WriteOutcome(False, f"{REJECTED} ({reason})" if reason else REJECTED)
+        return WriteResult(False, f"{REJECTED} ({reason})" if reason else REJECTED)
 
-    async def _disk_write(self, path: Path, content: str, previous: str | None) -> WriteOutcome:
+    async def _disk_write(self, path: Path, content: str, previous: str | None) -> WriteResult:
         """The file is not in the editor (or the editor cannot edit): the disk, safely. The check against
         ``previous`` applies only when the server's view came from the disk, not from a buffer."""
         from_buffer = self._ls.documents.current(path) is not None

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from ..runtime import turns
 from ..runtime.registry import BadConfig, NoModel, UnknownSession
 
 if TYPE_CHECKING:
@@ -47,16 +46,14 @@ def store_errors(handler: Callable[..., Awaitable[Result]]) -> Callable[..., Awa
     """``handler`` with the store's own errors answered in words (and ``data.reason``)."""
     from agentls.agent.sessions.lease import SessionBusy
     from agentls.agent.sessions.schema import StoreError
+    from ..runtime.busy import busy_data
 
     @functools.wraps(handler)
     async def wrapped(*args: Any) -> Result:
         try:
             return await handler(*args)
         except SessionBusy as exc:
-            data: dict[str, Any] = {"reason": "sessionBusy", "runningElsewhere": exc.holder.to_json()}
-            if exc.pending_steer:  # steers sent while the turn asked for the session: not delivered
-                data["pendingSteer"] = exc.pending_steer
-            raise StoreProblem(f"agentls: {exc}", data=data) from None
+            raise StoreProblem(f"agentls: {exc}", data=busy_data(exc)) from None
         except StoreError as exc:
             raise StoreProblem(f"agentls: {exc}", data={"reason": "sessionStore"}) from None
 
@@ -121,4 +118,4 @@ async def inline(ls: AgentServer, root: Path | None = None) -> LiveSession:
 
 def interrupt_all(ls: AgentServer) -> bool:
     """Interrupt every running turn of this server; True when there was one."""
-    return any([turns.interrupt(s) for s in ls.sessions.live()])
+    return any([s.interrupt() for s in ls.sessions.live()])

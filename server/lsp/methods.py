@@ -14,8 +14,8 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from . import lookup, mcp, turns
 from .params import MAX_PROMPT_CHARS, Params
-from ..runtime import tree
-from ..runtime import turns as runtime_turns
+from ..runtime import busy, tree, turns as runtime_turns
+from ..runtime.live import Steer
 
 if TYPE_CHECKING:
     from .server import AgentServer
@@ -40,29 +40,22 @@ async def turn(ls: AgentServer, raw: Any, where: str = "agent/turn", *, show_ans
     token = p.token()
     session = await lookup.session(ls, session_id, where)
     prompt = await mcp.prepare(session, prompt, where)  # an MCP prompt's /command, @server:uri mentions
-    prompt = await _with_editor(ls, p, session, prompt)
+    prompt = _with_editor(p, session, prompt)
     result = await turns.run(ls, session, prompt, task_id=task_id, token=token, show_answer=show_answer)
     await tree.remember(ls.sessions, session)  # a mode exit_plan chose, the model of the turn
     return result
 
 
-async def _with_editor(ls: AgentServer, p: Params, session: LiveSession, prompt: Any) -> Any:
-    """The prompt with the editor's ``context`` (active file, selection) as a block, and its
-    ``resource_link``s read through the editor's buffers (agent/editor_context.py, agent/prompt_blocks.py)."""
+def _with_editor(p: Params, session: LiveSession, prompt: Any) -> Any:
+    """The prompt with the editor's ``context`` (active file, selection) as a block (agent/editor_context.py);
+    the core reads its ``resource_link``s through the editor's buffers (agent/prompt_blocks.py)."""
     from agentls.agent.editor_context import ContextError, render, with_context
-    from agentls.agent.prompt_blocks import host_reader, inline_links
-    from ..runtime.registry import NoModel
 
     try:
         block = render(p.raw.get("context"), session.cwd)
     except ContextError as exc:
         raise p.invalid(str(exc)) from None
-    prompt = with_context(prompt, block)
-    try:
-        agent = await ls.sessions.agent(session)
-    except NoModel:  # the turn says so, with the ways forward
-        return prompt
-    return await inline_links(prompt, host_reader(agent.host, agent.root))
+    return with_context(prompt, block)
 
 
 async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[str, Any]:
@@ -70,10 +63,10 @@ async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[s
     session_id = p.session_id()
     text = p.string("text", limit=MAX_PROMPT_CHARS)
     session = await lookup.session(ls, session_id, where)
-    outcome = runtime_turns.steer(session, text)
-    if outcome is runtime_turns.Steer.INJECTED:
+    steered = session.steer(text)
+    if steered is Steer.INJECTED:
         return {"outcome": "queued"}
-    if outcome is runtime_turns.Steer.FAILED:
+    if steered is Steer.FAILED:
         raise JsonRpcInvalidParams(f"{where}: the session {session_id!r} is closed")
     turns.background(ls, session, text)
     return {"outcome": "startedNewTurn"}
@@ -82,7 +75,7 @@ async def steer(ls: AgentServer, raw: Any, where: str = "agent/steer") -> dict[s
 async def interrupt(ls: AgentServer, raw: Any, where: str = "agent/interrupt") -> dict[str, Any]:
     p = Params(where, raw)
     session = await lookup.session(ls, p.session_id(), where)
-    return {"interrupted": runtime_turns.interrupt(session)}
+    return {"interrupted": session.interrupt()}
 
 
 async def compress(ls: AgentServer, raw: Any, where: str = "agent/compress") -> dict[str, Any]:
@@ -136,9 +129,7 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
     result: dict[str, Any] = {"sessionId": session_id, "messages": messages, "mode": agent.policy.mode}
     holder = await ls.sessions.running_elsewhere(session_id)
     if holder is not None:  # readable, but a turn here is refused until that one ends
-        result["runningElsewhere"] = {**holder.to_json(), "message": (
-            f"this session is running a turn in another agentls process ({holder.describe()}); what is shown "
-            "is what it has saved so far, and a turn here is refused until that turn ends")}
+        result["runningElsewhere"] = busy.running_elsewhere(holder)
     return result
 
 

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from agentls.agent.host import PermissionDecision, PermissionRequest
-from ..runtime.permissions import permission_tool_call
+from ..runtime.permission_call import permission_tool_call
 
 if TYPE_CHECKING:
     from .server import AgentServer

@@ -1,5 +1,5 @@
 """``$/progress`` around a turn: begin with the prompt's first words, a report per tool call (its title),
-end with the outcome. ``window/workDoneProgress/cancel`` interrupts the turn.
+end with how the turn ended. ``window/workDoneProgress/cancel`` interrupts the turn.
 
 Used when the client supports ``window.workDoneProgress`` (a server-created token) or sent a
 ``workDoneToken`` with the request (client-created).
@@ -35,7 +35,8 @@ def first_words(prompt: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def outcome(result: TurnResult) -> str:
+def ending(result: TurnResult) -> str:
+    """How the turn ended, in the few words the progress report ends with."""
     if result.completed:
         return "done"
     if result.interrupted:

@@ -20,7 +20,7 @@ from .capabilities import ClientFeatures
 from .documents import Documents, path_of
 from .protocol import AgentProtocol
 from .settings import LspOptions
-from .summary import status
+from .status_line import status
 from .wire import StdioChannel
 from ..runtime.live import LiveSession
 from ..runtime.notices import Notice, settings_notices
@@ -140,7 +140,7 @@ class AgentServer(LanguageServer):
 
     # ----------------------------------------------------------------- messages to the user
     def show(self, kind: types.MessageType, text: str, *, log: bool = False) -> None:
-        """One status line (``summary.py``); the whole text also goes to the log when it was cut, or
+        """One status line (``status_line.py``); the whole text also goes to the log when it was cut, or
         when ``log`` asks for it."""
         if self.channel.closed:
             return

@@ -18,7 +18,7 @@ from lsprotocol import types
 from agentls.agent.footer import edits_failed, summary, summary_json
 from agentls.agent.result import TurnResult
 from .host import LspHost
-from .progress import TurnProgress, first_words, outcome
+from .progress import TurnProgress, ending, first_words
 from ..runtime import turns
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def wire_result(run: TurnRun) -> dict[str, Any]:
     }
     if result.error is not None:
         out["error"] = {"category": result.error["category"], "message": result.error["message"]}
-    out["outcome"] = summary_json(run.outcome)
+    out["outcome"] = summary_json(run.merged)
     if run.leftover_steer:
         out["pendingSteer"] = run.leftover_steer
     return out
@@ -106,8 +106,8 @@ def _finish(ls: AgentServer, session: LiveSession, progress: TurnProgress, done:
     if isinstance(done, BaseException):
         progress.end("cancelled" if isinstance(done, asyncio.CancelledError) else f"failed: {done}")
         return
-    said = summary(done.outcome)
-    progress.end(outcome(done.last) + (f" \u2014 {said}" if said else ""))
+    said = summary(done.merged)
+    progress.end(ending(done.last) + (f" \u2014 {said}" if said else ""))
     if show_answer:
         for result in done.results:
             kind, message = answer_text(result)
@@ -118,7 +118,7 @@ async def run(ls: AgentServer, session: LiveSession, prompt: Any, *, task_id: st
               runtime_context: str | None = None, token: int | str | None = None,
               show_answer: bool = False) -> dict[str, Any]:
     """The request's turns, queued behind the session's earlier ones; the wire result."""
-    progress = TurnProgress(ls, first_words(prompt), token, on_cancel=lambda: turns.interrupt(session))
+    progress = TurnProgress(ls, first_words(prompt), token, on_cancel=session.interrupt)
     try:
         done = await turns.run(ls.sessions, session, prompt, hooks=LspHooks(ls, progress), task_id=task_id,
                                runtime_context=runtime_context)
@@ -132,7 +132,7 @@ async def run(ls: AgentServer, session: LiveSession, prompt: Any, *, task_id: st
 def background(ls: AgentServer, session: LiveSession, text: str) -> None:
     """A turn nobody waits for (a steer on an idle session): its answer reaches the client as updates,
     else with ``window/showMessage``."""
-    progress = TurnProgress(ls, first_words(text), None, on_cancel=lambda: turns.interrupt(session))
+    progress = TurnProgress(ls, first_words(text), None, on_cancel=session.interrupt)
 
     async def report(done: TurnRun | BaseException) -> None:
         _finish(ls, session, progress, done, show_answer=not ls.features.updates)

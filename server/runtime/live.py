@@ -1,12 +1,15 @@
-"""One live session of a server process: its agent (once a model resolves) and its turn bookkeeping."""
+"""One live session of a server process: its agent (once a model resolves), the core's ``TurnControl`` it
+shares with that agent, and what the runtime counts on top (cancels, requests in flight). docs/architecture.md."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentls.agent.turn_control import TurnControl
 from .notices import Notice
 
 if TYPE_CHECKING:
@@ -15,49 +18,10 @@ if TYPE_CHECKING:
     from agentls.agent.result import TurnResult
 
 
-class TurnControl:
-    """Cancellation shared by a session's turns and its host.
-
-    ``epoch`` counts cancels (ACP ``session/cancel``, closing the session): a request that saw an older
-    epoch is cancelled, whether its turn was running or still waiting. ``stop()`` (an interrupt, and every
-    cancel) resolves the waiters at once: a permission request pending in the editor counts as cancelled
-    without waiting for the editor's own answer, so a client that never answers cannot hang the turn.
-    """
-
-    def __init__(self) -> None:
-        self.epoch = 0
-        self.stopping = False
-        self._waiters: set[asyncio.Future[None]] = set()
-
-    def cancel(self) -> None:
-        self.epoch += 1
-        self.stop()
-
-    def stop(self) -> None:
-        self.stopping = True
-        for waiter in list(self._waiters):
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def begin_turn(self) -> None:
-        self.stopping = False
-
-    def waiter(self) -> asyncio.Future[None]:
-        """A future that resolves at the next stop (already resolved while one is in effect)."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self.stopping:
-            fut.set_result(None)
-        else:
-            self._waiters.add(fut)
-            fut.add_done_callback(self._waiters.discard)
-        return fut
-
-
-@dataclass(eq=False)
-class RunState:
-    """The request whose turns hold the session right now."""
-
-    stopped: bool = False  # interrupted: no follow-up turn starts
+class Steer(Enum):
+    INJECTED = "injected"  # the running turn takes it after its current tool round, or a follow-up runs it
+    IDLE = "idle"  # nothing runs: the face decides
+    FAILED = "failed"  # an empty text, or a closed session
 
 
 @dataclass(eq=False)
@@ -73,13 +37,12 @@ class LiveSession:
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # the session's own MCP servers, as sent
     mcp_source: str = "session/new"  # where they came from, for messages
     mcp: McpManager | None = None  # its running MCP servers (server/runtime/mcp.py), once it has an agent
+    # The one lock, steer queue and stop signal, handed to the agent when it is built:
     control: TurnControl = field(default_factory=TurnControl)
-    turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    cancels: int = 0  # the cancel epoch: a request that saw fewer cancels than there are now is cancelled
     inflight: int = 0  # requests running turns or waiting for their turn, and background turns
-    current: RunState | None = None
-    core_task: asyncio.Task[TurnResult] | None = None
-    queued_steers: list[str] = field(default_factory=list)  # steers no running core turn could take
-    background: set[asyncio.Task[Any]] = field(default_factory=set)
+    core_task: asyncio.Task[TurnResult] | None = None  # the core turn running now, in its own task
+    background: set[asyncio.Task[Any]] = field(default_factory=set)  # turns started by a steer on an idle session
     closed: bool = False
     extra_roots: tuple[Path, ...] = ()  # more workspace roots (ACP additionalDirectories), checked by paths.extra_root
 
@@ -87,7 +50,41 @@ class LiveSession:
     def busy(self) -> bool:
         return self.inflight > 0
 
-    def take_steers(self) -> str | None:
-        """The queued steers as one message (None when there are none); the queue is emptied."""
-        text, self.queued_steers = "\n\n".join(self.queued_steers), []
-        return text or None
+    def tasks(self) -> list[asyncio.Task[Any]]:
+        """The turns' tasks still running (the core turn's, the background turns')."""
+        return [t for t in (self.core_task, *self.background) if t is not None and not t.done()]
+
+    def steer(self, text: str) -> Steer:
+        """Into the running turn, or (while a request holds or waits for the session) for a follow-up turn."""
+        if self.closed or not text.strip():
+            return Steer.FAILED
+        return Steer.INJECTED if self.control.steer(text, queue_idle=self.busy) else Steer.IDLE
+
+    def interrupt(self) -> bool:
+        """Stop the request whose turn runs now (no follow-up starts). False when none runs."""
+        if not self.control.interrupt():
+            return False
+        task = self.core_task
+        if task is not None and not task.done() and not self.control.running:
+            task.cancel()  # the core turn has not started running yet
+        return True
+
+    def cancel(self) -> bool:
+        """Cancel everything in flight (the queued requests too, and the steers); False on an idle session."""
+        if not self.busy:
+            return False
+        self.cancels += 1
+        self.control.drop_steers()
+        self.interrupt()
+        return True
+
+    def close(self) -> None:
+        """The session goes away (closed, or the client is gone): cancel everything, the running core turn's
+        task too (the turn persists what it has and ends ``cancelled``). A hard cancel, not an interrupt: the
+        connection's end must not wait for the turn's next safe point."""
+        self.closed = True
+        self.cancels += 1
+        self.control.drop_steers()
+        self.control.interrupt()
+        for task in self.tasks():
+            task.cancel()

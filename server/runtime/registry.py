@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.config import ConfigError, Settings
+from agentls.agent.local import is_local_model
 from agentls.agent.sessions.store import SessionStore, default_db_path
-from . import mcp, tree, turns
+from . import mcp, tree
 from .live import LiveSession
 from .notices import Notice, session_notices
 
@@ -185,13 +186,14 @@ class SessionRegistry:
         host = self._face.host_for(session)
         try:
             agent = agent_from_settings(settings, workspace=session.cwd, host=host, session_id=session.session_id,
-                                        session_db=self._store, system_message=session.system_message)
+                                        session_db=self._store, system_message=session.system_message,
+                                        control=session.control)
         except ConfigError as exc:
             raise NoModel(f"agentls cannot run a turn: {exc}") from None
         agent.set_mode(session.mode)
         if session.extra_roots:
             agent.set_extra_roots(session.extra_roots)
-        same_endpoint = [m for m in settings.fallback_models if not (m == "local" or m.startswith("local:"))]
+        same_endpoint = [m for m in settings.fallback_models if not is_local_model(m)]
         session.models = list(dict.fromkeys([agent.model, *same_endpoint, *session.models]))
         session.notices = session_notices(settings)
         session.agent = agent
@@ -218,8 +220,8 @@ class SessionRegistry:
     async def _close(self, sessions: list[LiveSession]) -> None:
         running: list[asyncio.Task[Any]] = []
         for session in sessions:
-            running += [t for t in (session.core_task, *session.background) if t is not None and not t.done()]
-            turns.close(session)
+            running += session.tasks()
+            session.close()
         if running:
             _, pending = await asyncio.wait(running, timeout=CLOSE_TIMEOUT)
             if pending:

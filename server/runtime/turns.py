@@ -1,22 +1,7 @@
-"""Turns of a live session, the same for both faces.
-
-- **Queueing.** A session runs one request's turns at a time, in arrival order; sessions run in
-  parallel. A request waiting for its turn that sees a cancel (``cancel``, closing the session) ends
-  without running.
-- **A steer that missed its turn** (it arrived as the turn was ending: the core hands it back as
-  ``pending_steer``, or no core turn was running to take it) runs as a *follow-up turn inside the same
-  request*, before any request queued behind it. The follow-up echoes the steer as a
-  ``user_message_chunk`` and its updates stream as usual; the request ends with the last turn. No
-  follow-up starts after an interrupt, a cancel or a failed turn: the steers left over come back in
-  ``TurnRun.leftover_steer`` and are not run.
-- **A steer on an idle session** is no steer at all: ``steer`` answers ``IDLE`` and the face decides
-  (start a ``background`` turn, or tell the client to prompt).
-- **Interrupt** stops the running turn at the next safe point (and any follow-up); requests queued
-  behind it still run. **Cancel** also ends the queued ones and drops queued steers.
-
-Every core turn runs in a child task, so a stop that lands before the core turn is under way (while
-its session is still being set up) still ends it.
-"""
+"""Turns of a live session, the same for both faces: one request at a time in arrival order, a steer that
+missed its turn run as a follow-up inside the same request, interrupt, cancel, background turns. The rules
+are in docs/architecture.md ("Faces and the runtime") and docs/acp.md / docs/protocol.md; every core turn
+runs in a child task, so a stop that lands before it is under way still ends it."""
 
 from __future__ import annotations
 
@@ -24,12 +9,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.agent.outcome import FileChange
 from agentls.agent.result import ExitReason, TurnResult
-from .live import LiveSession, RunState
+from .live import LiveSession
 
 if TYPE_CHECKING:
     from agentls.agent.agent import AIAgent
@@ -38,12 +22,6 @@ log = logging.getLogger("agentls.runtime")
 
 CANCEL_GRACE = 5.0
 NO_FOLLOW_UP = (ExitReason.INTERRUPTED, ExitReason.CANCELLED, ExitReason.FAILED)
-
-
-class Steer(Enum):
-    INJECTED = "injected"  # the running turn takes it after its current tool round, or a follow-up runs it
-    IDLE = "idle"  # nothing runs: the face decides
-    FAILED = "failed"  # an empty text, or a closed session
 
 
 class Agents(Protocol):
@@ -85,7 +63,7 @@ class TurnRun:
         return self.results[-1]
 
     @property
-    def outcome(self) -> TurnResult:
+    def merged(self) -> TurnResult:
         """The last result with what every turn of the request really did (files, failures, refusals), for
         the faces' end-of-turn summary (agent/footer.py)."""
         if len(self.results) == 1:
@@ -117,48 +95,48 @@ async def run(sessions: Agents, session: LiveSession, prompt: Any, *, hooks: Tur
               task_id: str | None = None, runtime_context: str | None = None, echo_prompt: bool = False,
               counted: bool = False) -> TurnRun:
     """The request's turns, queued behind the session's earlier requests. Raises ``NoModel``, the core's
-    ``PromptError``, and ``CancelledError`` when the request itself is cancelled (the turn persists first)."""
+    ``PromptError`` and ``SessionBusy``, and ``CancelledError`` when the request itself is cancelled (the turn
+    persists first)."""
     hooks = hooks or NoHooks()
-    epoch = session.control.epoch
+    epoch = session.cancels
     if not counted:
         session.inflight += 1
     try:
-        async with session.turn_lock:
-            if session.control.epoch != epoch or session.closed:
+        async with session.control.hold():
+            if session.cancels != epoch or session.closed:
                 return TurnRun((_stopped(session, ExitReason.CANCELLED),), cancelled=True)
             agent = await sessions.agent(session)
-            state = session.current = RunState()
-            try:
-                return await _turns(session, agent, state, epoch, hooks, prompt, task_id, runtime_context,
-                                    echo_prompt)
-            finally:
-                session.current = None
+            return await _turns(session, agent, epoch, hooks, prompt, task_id, runtime_context, echo_prompt)
     finally:
-        session.inflight -= 1
-        if not session.busy:
-            session.queued_steers.clear()  # nothing is left to run them (a cancel, or a failed start)
+        _left(session)
 
 
-async def _turns(session: LiveSession, agent: AIAgent, state: RunState, epoch: int, hooks: TurnHooks, prompt: Any,
+def _left(session: LiveSession) -> None:
+    session.inflight -= 1
+    if not session.busy:
+        session.control.drop_steers()  # nothing is left to run them (a cancel, or a failed start)
+
+
+async def _turns(session: LiveSession, agent: AIAgent, epoch: int, hooks: TurnHooks, prompt: Any,
                  task_id: str | None, runtime_context: str | None, echo_prompt: bool) -> TurnRun:
-    session.control.begin_turn()
+    control = session.control
     await hooks.started(agent)
     results: list[TurnResult] = []
     content, context, echo = prompt, runtime_context, echo_prompt
-    while not state.stopped and session.control.epoch == epoch:
+    while not control.interrupt_requested and session.cancels == epoch:
         result = await _core_turn(session, agent, content, task_id, context, echo)
         results.append(result)
         await hooks.ended(result)
-        if state.stopped or session.control.epoch != epoch or result.exit_reason in NO_FOLLOW_UP:
+        if control.interrupt_requested or session.cancels != epoch or result.exit_reason in NO_FOLLOW_UP:
             break
-        follow_up = _joined(result.pending_steer, session.take_steers())
+        follow_up = _joined(result.pending_steer, control.take_steer())
         if not follow_up:
             return TurnRun(tuple(results))
         content, context, echo = follow_up, None, True
-    cancelled = session.control.epoch != epoch
+    cancelled = session.cancels != epoch
     if not results:  # stopped before its first turn ran
         results.append(_stopped(session, ExitReason.CANCELLED if cancelled else ExitReason.INTERRUPTED))
-    leftover = _joined(results[-1].pending_steer, session.take_steers())
+    leftover = _joined(results[-1].pending_steer, control.take_steer())
     return TurnRun(tuple(results), None if cancelled else leftover, cancelled)
 
 
@@ -185,77 +163,22 @@ async def _core_turn(session: LiveSession, agent: AIAgent, content: Any, task_id
     return task.result()
 
 
-def steer(session: LiveSession, text: str) -> Steer:
-    if session.closed or not text.strip():
-        return Steer.FAILED
-    agent = session.agent
-    if agent is not None and agent.running and agent.steer(text):
-        return Steer.INJECTED
-    if session.busy:  # a request is starting, finishing or queued: its turns take the steer as a follow-up
-        session.queued_steers.append(text)
-        return Steer.INJECTED
-    return Steer.IDLE
-
-
-def interrupt(session: LiveSession) -> bool:
-    """Stop the request whose turn runs now (no follow-up starts). False when none runs."""
-    state = session.current
-    if state is None:
-        return False
-    state.stopped = True
-    session.control.stop()
-    agent = session.agent
-    if agent is not None and agent.interrupt():
-        return True
-    task = session.core_task
-    if task is not None and not task.done():
-        task.cancel()  # the core turn has not started running yet
-    return True
-
-
-def cancel(session: LiveSession) -> bool:
-    """Cancel everything in flight for the session; a cancel on an idle session changes nothing."""
-    if not session.busy:
-        return False
-    session.control.cancel()
-    session.queued_steers.clear()
-    interrupt(session)
-    return True
-
-
-def close(session: LiveSession) -> None:
-    """The session goes away (closed, or the client is gone): cancel everything, the running core turn's
-    task too (the turn persists what it has and ends ``cancelled``). A hard cancel, not an interrupt: the
-    connection's end must not wait for the turn's next safe point."""
-    session.closed = True
-    session.control.cancel()
-    session.queued_steers.clear()
-    if session.current is not None:
-        session.current.stopped = True
-    for task in (session.core_task, *session.background):
-        if task is not None and not task.done():
-            task.cancel()
-
-
 async def serialized(session: LiveSession, body: Callable[[], Awaitable[Any]]) -> Any:
     """Run ``body`` in the session's turn order (no turn runs meanwhile); None if cancelled while waiting."""
-    epoch = session.control.epoch
+    epoch = session.cancels
     session.inflight += 1
     try:
-        async with session.turn_lock:
-            if session.control.epoch != epoch or session.closed:
+        async with session.control.hold():
+            if session.cancels != epoch or session.closed:
                 return None
-            session.control.begin_turn()
             return await body()
     finally:
-        session.inflight -= 1
-        if not session.busy:
-            session.queued_steers.clear()
+        _left(session)
 
 
 def background(sessions: Agents, session: LiveSession, prompt: str, *, hooks: TurnHooks | None = None,
                report: Callable[[TurnRun | BaseException], Awaitable[None]]) -> None:
-    """A turn nobody waits for (a steer on an idle session); ``report`` gets its outcome."""
+    """A turn nobody waits for (a steer on an idle session); ``report`` gets how it ended."""
     session.inflight += 1  # busy from now on: a second steer joins this turn instead of starting another
     task = asyncio.ensure_future(_background(sessions, session, prompt, hooks, report))
     session.background.add(task)
@@ -265,11 +188,11 @@ def background(sessions: Agents, session: LiveSession, prompt: str, *, hooks: Tu
 async def _background(sessions: Agents, session: LiveSession, prompt: str, hooks: TurnHooks | None,
                       report: Callable[[TurnRun | BaseException], Awaitable[None]]) -> None:
     try:
-        outcome: TurnRun | BaseException = await run(sessions, session, prompt, hooks=hooks, echo_prompt=True,
-                                                     counted=True)
+        done: TurnRun | BaseException = await run(sessions, session, prompt, hooks=hooks, echo_prompt=True,
+                                                  counted=True)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         log.exception("a background turn failed")
-        outcome = exc
-    await report(outcome)
+        done = exc
+    await report(done)

@@ -80,15 +80,18 @@ async def test_steer_outcomes_without_a_turn(frames_ok: Agent, ws: Path) -> None
     assert info.value.code == -32602
 
 
-async def test_interrupt_extension(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:
+@pytest.mark.parametrize("method", ["agentls/cancel", "agentls/interrupt"])
+async def test_cancel_extension(frames_ok: Agent, scripted: ScriptedServer, ws: Path, method: str) -> None:
+    """``_agentls/cancel`` is ``session/cancel`` with an answer; ``_agentls/interrupt``, its first name, still
+    works for existing clients."""
     agent = frames_ok
     sid = await agent.new_session(ws)
     scripted.push(stall(30, content="slow"))
     turn = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[text_block("go")]))
     await agent.client.wait_for(lambda: len(scripted.requests) == 1)
-    assert await agent.conn.ext_method("agentls/interrupt", {"sessionId": sid}) == {"interrupted": True}
+    assert await agent.conn.ext_method(method, {"sessionId": sid}) == {"cancelled": True, "interrupted": True}
     assert (await asyncio.wait_for(turn, 5)).stop_reason == "cancelled"
-    assert await agent.conn.ext_method("agentls/interrupt", {"sessionId": sid}) == {"interrupted": False}
+    assert await agent.conn.ext_method(method, {"sessionId": sid}) == {"cancelled": False, "interrupted": False}
 
 
 async def test_compress_extension(frames_ok: Agent, scripted: ScriptedServer, ws: Path) -> None:

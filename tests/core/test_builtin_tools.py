@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.host import WriteOutcome
+from agentls.agent.host import WriteResult
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.scripted import ScriptedServer, ToolCallSpec, call, text, tools
 
@@ -119,9 +119,9 @@ class EditorHost(DiskHost):
             return "UNSAVED BUFFER TEXT\n"
         return await super().read_text(path)
 
-    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteOutcome:
+    async def write_text(self, path: Path, content: str, *, previous: str | None) -> WriteResult:
         if path.name == "notes.txt":
-            return WriteOutcome(False, "the user rejected the edit in the diff view")
+            return WriteResult(False, "the user rejected the edit in the diff view")
         return await super().write_text(path, content, previous=previous)
 
 

@@ -10,8 +10,8 @@ import pytest
 
 AGENT = Path(__file__).resolve().parents[2] / "agent"
 LOOP = sorted((AGENT / "loop").glob("*.py"))
-PARTS = ["checkpoints", "compactor", "conversation", "endpoints", "model_caller", "profile", "titles", "tool_runner",
-         "tool_views", "turn_control", "updates"]
+PARTS = ["compactor", "conversation", "endpoints", "model_caller", "profile", "titles", "tool_runner",
+         "tool_views", "turn_control", "undo", "updates"]
 
 
 def _imports(path: Path) -> set[str]:

@@ -1,4 +1,4 @@
-"""Paths a small model gets wrong (agent/tools/paths.py), through real turns with the scripted provider."""
+"""Paths a small model gets wrong (agent/tools/path_repair.py), through real turns with the scripted provider."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentls.agent.scripted import ScriptedServer, call, text, tools
-from agentls.agent.tools.paths import locate
+from agentls.agent.tools.path_repair import locate
 
 from .conftest import GREET, AgentFactory, results
 

@@ -1,17 +1,5 @@
-"""Paths a small model gets slightly wrong: which workspace file it meant, or the nearest ones.
-
-A path that exists is used as it is. A relative path that does not exist is resolved when exactly one
-file fits, and the tool's result says which file was used:
-
-1. the path starts with the workspace folder's own name (``hello/greet.py`` in the workspace
-   ``.../hello``), or with more of the workspace's path (``examples/hello/greet.py``): that prefix is
-   dropped;
-2. (reads and edits only) exactly one workspace file ends with the path's components
-   (``greet.py`` for ``src/greet.py``), else exactly one has its file name.
-
-Otherwise the error lists the nearest existing paths. Absolute paths, ``..`` and ``~`` keep the
-workspace's confinement rules (agent/paths.py): nothing here ever reaches outside the root.
-"""
+"""Paths a small model gets slightly wrong: which workspace file it meant, or the nearest ones
+(docs/loop.md §9.7). Confinement stays agent/paths.py's: nothing here reaches outside the root."""
 
 from __future__ import annotations
 
