@@ -75,6 +75,14 @@ def command_env(spec: CommandSpec, group: CommandGroup) -> dict[str, str]:
     return env
 
 
+async def reap(group: CommandGroup, process: Process) -> None:
+    """The end of a command's or a hook's process: whatever it left running killed (unless the group is
+    already clean), the leader waited for. Callers shield it and bound it with ``CLEANUP_SECONDS``."""
+    if not group.clean:
+        await anyio.to_thread.run_sync(group.kill)
+    await process.wait()
+    group.leader_reaped = True
+
 async def run_process(spec: CommandSpec) -> CommandResult:
     """Run ``spec.command``; when it ends, times out or is cancelled, nothing it started is left."""
     group = CommandGroup()
@@ -119,10 +127,7 @@ async def _run(spec: CommandSpec, group: CommandGroup) -> CommandResult:
         raise
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_SECONDS):
-            if not group.clean:
-                await anyio.to_thread.run_sync(group.kill)
-            await process.wait()
-            group.leader_reaped = True
+            await reap(group, process)
             await _settle(group)
         _drain(read_fd, buffer)
         os.close(read_fd)

@@ -14,7 +14,7 @@ import anyio
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, Process
 
-from ..process import CLEANUP_SECONDS, OutputBuffer
+from ..process import CLEANUP_SECONDS, OutputBuffer, reap
 from ..process_group import CommandGroup
 
 OUTPUT_LIMIT = 64 * 1024  # per stream, head and tail
@@ -93,10 +93,7 @@ async def run_hook(command: str, payload: bytes, cwd: Path, timeout: float, env:
             raise
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_SECONDS):
-                if not group.clean:
-                    await anyio.to_thread.run_sync(group.kill)
-                await process.wait()
-                group.leader_reaped = True
+                await reap(group, process)
                 await process.aclose()
         code = process.returncode
         return HookRun(None if timed_out or code is None or code < 0 else code, out.text(), err.text(),
