@@ -273,7 +273,7 @@ class AIAgent:
 
     async def rewind(self, turns: int = 1, *, force: bool = False) -> RewindResult:
         """Drop the last ``turns`` turns and put back the files they changed (``RewindRefused`` changes nothing)."""
-        async with self._parts.control.lock:
+        async with self._parts.control.locked():
             await self._setup()
             return await rewind(self._parts.conversation, self._checkpoints, self.host, turns, force=force)
 
