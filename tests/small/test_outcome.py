@@ -290,7 +290,7 @@ def test_a_request_with_follow_up_turns_reports_each_file_once_and_the_status_li
                        files_changed=(FileChange("a.py", 1, 1), FileChange("b.py", 2, 0, created=True)))
     second = TurnResult(session_id="s", exit_reason=ExitReason.TEXT_RESPONSE, final_response="two",
                         files_changed=(FileChange("a.py", 3, 0),))
-    merged = TurnRun((first, second)).outcome
+    merged = TurnRun((first, second)).merged
     assert merged.final_response == "two"
     assert merged.files_changed == (FileChange("a.py", 4, 1), FileChange("b.py", 2, 0, created=True))
     assert answer_text(second) == (types.MessageType.Info, "agentls [changed: a.py +3 \u22120]: two")
