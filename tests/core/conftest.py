@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.agent_pool import AgentPool
+
 from agentls.agent.agent import AIAgent
 from agentls.agent.scripted import ScriptedServer
 
@@ -70,7 +72,7 @@ def base_url(srv: ScriptedServer, wire: str) -> str:
 @pytest.fixture
 async def make_agent(srv: ScriptedServer, workspace: Path, updates: Updates) -> AsyncIterator[AgentFactory]:
     """``make_agent(wire="openai", stream=True, **AIAgent kwargs)``; every agent is closed at teardown."""
-    made: list[AIAgent] = []
+    pool = AgentPool()
 
     def factory(wire: str = "openai", stream: bool = True, **kw: Any) -> AIAgent:
         options: dict[str, Any] = {
@@ -78,10 +80,7 @@ async def make_agent(srv: ScriptedServer, workspace: Path, updates: Updates) -> 
             "workspace": workspace, "stream": stream, "on_update": updates, "retry_base_delay": 0.01,
             "retry_max_delay": 0.05, "request_timeout": 10.0, "titles": "prompt"}
         options.update(kw)
-        agent = AIAgent(**options)
-        made.append(agent)
-        return agent
+        return pool.make(options)
 
     yield factory
-    for agent in made:
-        await agent.close()
+    await pool.aclose()

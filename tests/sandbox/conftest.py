@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.agent_pool import AgentPool
+
 from agentls.agent.agent import AIAgent
 from agentls.agent.disk_host import DiskHost
 from agentls.agent.host import CommandResult, CommandSpec
@@ -131,16 +133,13 @@ async def mechanism(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
 
 @pytest.fixture
 async def make(srv: ScriptedServer, workspace: Path) -> AsyncIterator[Factory]:
-    made: list[AIAgent] = []
+    pool = AgentPool()
 
     def factory(host: DiskHost | None = None, **kw: Any) -> AIAgent:
         options: dict[str, Any] = {"model": "m", "base_url": srv.openai_url, "api_key": "k", "workspace": workspace,
                                    "stream": False, "host": host, "titles": "prompt", "approval": "yolo"}
         options.update(kw)
-        agent = AIAgent(**options)
-        made.append(agent)
-        return agent
+        return pool.make(options)
 
     yield factory
-    for agent in made:
-        await agent.close()
+    await pool.aclose()

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.agent_pool import AgentPool
+
 from agentls.agent.agent import AIAgent
 from agentls.agent.result import TurnResult
 from agentls.agent.scripted import ScriptedServer
@@ -43,20 +45,17 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def make_agent(srv: ScriptedServer, workspace: Path) -> AsyncIterator[AgentFactory]:
-    made: list[AIAgent] = []
+    pool = AgentPool()
 
     def factory(**kw: Any) -> AIAgent:
         options: dict[str, Any] = {"model": "m", "base_url": srv.openai_url, "provider": "openai", "api_key": "k",
                                    "workspace": workspace, "approval": "auto-edit", "retry_base_delay": 0.01,
                                    "request_timeout": 10.0}
         options.update(kw)
-        agent = AIAgent(**options)
-        made.append(agent)
-        return agent
+        return pool.make(options)
 
     yield factory
-    for agent in made:
-        await agent.close()
+    await pool.aclose()
 
 
 def results(result: TurnResult) -> list[str]:

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.agent_pool import AgentPool
+
 from agentls.agent.agent import AIAgent
 from agentls.agent.sandbox.policy import SandboxConfig
 from agentls.agent.scripted import ScriptedServer
@@ -64,7 +66,7 @@ def hooks_toml(entries: list[tuple[str, str, str | None, float | None]]) -> str:
 @pytest.fixture
 async def make(srv: ScriptedServer, ws: Path, home: Path) -> AsyncIterator[Make]:
     """``make(**AIAgent kwargs)``: an agent with the workflows of ``ws`` and ``home`` (trusted=False unless said)."""
-    made: list[AIAgent] = []
+    pool = AgentPool()
 
     def factory(trusted: bool = False, updates: list[dict[str, Any]] | None = None, **kw: Any) -> AIAgent:
         async def on_update(update: dict[str, Any]) -> None:
@@ -77,13 +79,10 @@ async def make(srv: ScriptedServer, ws: Path, home: Path) -> AsyncIterator[Make]
             "approval": "yolo", "sandbox": SandboxConfig(mode="off"), "on_update": on_update,
             "workflows": Workflows.from_config(ws, home / "config.toml", trusted=trusted)}
         options.update(kw)
-        agent = AIAgent(**options)
-        made.append(agent)
-        return agent
+        return pool.make(options)
 
     yield factory
-    for agent in made:
-        await agent.close()
+    await pool.aclose()
 
 
 def alive(pid: int) -> bool:
