@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -109,7 +110,8 @@ def judge(folder: Path, ex: Exercise, timeout: float = 120) -> tuple[bool, str]:
     """The exercise's own tests on the folder as the agent left it: (passed, pytest's output, capped)."""
     cmd = [sys.executable, "-m", "pytest", "-q", "--tb=short", "-p", "no:cacheprovider", "--no-header", ex.test]
     try:
-        proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})  # no plugin's warnings
     except subprocess.TimeoutExpired:
         return False, f"the tests did not finish in {timeout:.0f} s"
     out = proc.stdout + proc.stderr

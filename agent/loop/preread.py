@@ -10,6 +10,12 @@ reads, the read-before-overwrite rule counts them, the transcript keeps them) an
 Not when the request asks to run something (``run``, ``execute``...): with the file in front of it, a small
 model asked to run ``python greet.py Bob`` answers with the output it predicts instead of running it (and
 a refused command then goes unnoticed).
+
+A change request (loop/change_request.py) also gets the tests of each file it changes when the workspace
+has them (``acronym_test.py``, ``test_acronym.py``, ``tests/test_acronym.py``, ``acronym.test.ts``...):
+told to implement a stub "so that it satisfies INSTRUCTIONS.md", the model wrote the right logic and the
+wrong exact strings the tests expect. A test file is read up to ``TEST_LINES`` lines, and only while the
+pre-read stays under ``MAX_PREREAD_CHARS`` (a small model's context is 8,192 tokens, its reply included).
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+
+import anyio.to_thread
 
 from .change_request import change_request
 from .dispatch import announce, run_calls
@@ -28,6 +36,9 @@ from ..paths import OutsideWorkspace, resolve_in_workspace
 from ..types import Message, ToolCall, text_of
 
 MAX_FILES = 3
+TEST_LINES = 150  # of a target's test file
+MIN_TEST_LINES = 20  # fewer would show the imports and little else
+MAX_PREREAD_CHARS = 16_000  # what the pre-read may bring in all (about 4,500 tokens), a test file included
 _TOKEN = re.compile(r"[\w][\w./-]*\.[A-Za-z0-9]+")
 _CREATE = re.compile(r"\b(create|new|write|save|copy|generate|duplicate)\b", re.IGNORECASE)
 _RUN = re.compile(r"\b(run|runs|execute|launch|start|test|tests)\b", re.IGNORECASE)
@@ -48,6 +59,79 @@ def named_files(text: str, files: list[str]) -> list[str]:
             if len(out) == MAX_FILES:
                 break
     return out
+
+
+def find_tests(target: str, files: list[str]) -> str | None:
+    """The workspace's test file for ``target`` by the usual names, the one beside it first, else None."""
+    path = PurePosixPath(target)
+    stem, suffix = path.stem, path.suffix
+    if not suffix or stem.startswith("test_") or stem.endswith(("_test", ".test", ".spec", "_spec")):
+        return None
+    names = {f"{stem}_test{suffix}", f"test_{stem}{suffix}", f"{stem}.test{suffix}", f"{stem}.spec{suffix}",
+             f"{stem}_spec{suffix}", f"{stem}Test{suffix}"}
+    found = [f for f in files if PurePosixPath(f).name in names]
+    beside = [f for f in found if PurePosixPath(f).parent == path.parent]
+    return (beside or found)[0] if found else None
+
+
+def _size(root: Path, file: str) -> int:
+    try:
+        return (root / file).stat().st_size
+    except OSError:
+        return 0
+
+
+def _lines_within(root: Path, file: str, room: int) -> tuple[int, bool]:
+    """How many of the file's first lines fit in ``room`` characters (``TEST_LINES`` at most; 0 when unreadable),
+    and whether that is all of them."""
+    try:
+        with (root / file).open(encoding="utf-8", errors="replace") as f:
+            used = count = 0
+            for line in f:
+                used += len(line) + 8  # read_file numbers each line
+                if used > room or count == TEST_LINES:
+                    return count, False
+                count += 1
+            return count, True
+    except OSError:
+        return 0, False
+
+
+def _read_before(messages: list[Message]) -> set[str]:
+    """The paths ``read_file`` was called on in ``messages`` (a test file read in an earlier turn stays there)."""
+    seen: set[str] = set()
+    for m in messages:
+        for call in m.get("tool_calls") or []:
+            if call["function"]["name"] == "read_file":
+                with contextlib.suppress(ValueError, TypeError, AttributeError):
+                    seen.add(str(json.loads(call["function"]["arguments"]).get("path", "")).removeprefix("./"))
+    return seen
+
+
+async def _with_tests(root: Path, files: list[str], targets: list[str], workspace: list[str],
+                      messages: list[Message]) -> list[ToolCall]:
+    """The pre-read's calls: ``files``, then the targets' test files while they fit (at most ``MAX_FILES``) and
+    unless the conversation read them already."""
+    args: list[dict[str, object]] = [{"path": f} for f in files]
+    seen = _read_before(messages)
+    tests = [t for t in dict.fromkeys(find_tests(f, workspace) for f in targets)
+             if t is not None and t not in files and t not in seen]
+    tests = tests[:max(0, MAX_FILES - len(files))]
+    used = 0
+    for f in files if tests else ():
+        used += await anyio.to_thread.run_sync(_size, root, f)
+    for test in tests:
+        lines, whole = await anyio.to_thread.run_sync(_lines_within, root, test, MAX_PREREAD_CHARS - used)
+        if not whole and lines < MIN_TEST_LINES:
+            break
+        args.append({"path": test} if whole else {"path": test, "limit": lines})
+        used += await anyio.to_thread.run_sync(_size, root, test)
+    return _reads(args)
+
+
+def _reads(args: list[dict[str, object]]) -> list[ToolCall]:
+    return [{"id": f"preread_{i}", "type": "function",
+             "function": {"name": "read_file", "arguments": json.dumps(a)}} for i, a in enumerate(args)]
 
 
 async def preread(parts: TurnParts, turn: TurnState) -> None:
@@ -73,8 +157,8 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
     with contextlib.suppress(OutsideWorkspace):  # a listed symlink out: nothing to wait for
         turn.named_files = tuple(resolve_in_workspace(conversation.root, f) for f in targets)
     turn.changes_only = len(set(_TOKEN.findall(text))) == len(files) and not _CREATE.search(text)
-    calls: list[ToolCall] = [{"id": f"preread_{i}", "type": "function",
-              "function": {"name": "read_file", "arguments": json.dumps({"path": f})}} for i, f in enumerate(files)]
+    calls: list[ToolCall] = await _with_tests(conversation.root, files, targets, workspace, messages) \
+        if change is not None else _reads([{"path": f} for f in files])
     message: Message = conversation.call_ids.assign(
         {"role": "assistant", "content": "", "tool_calls": calls, "meta": {"preread": True}}, messages)
     prepared = prepare_calls(message.get("tool_calls") or [], parts.registry, truncated=False)

@@ -12,6 +12,7 @@ import pytest
 
 from agentls.agent.footer import footer, summary, summary_json
 from agentls.agent.loop.change_request import change_request
+from agentls.agent.loop.preread import TEST_LINES, find_tests
 from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
 from agentls.server.run import exit_code
 
@@ -64,6 +65,60 @@ def test_a_change_request_names_its_targets_and_its_context(request_text: str, t
     assert found is not None and found.targets == targets and found.context == context
 
 
+@pytest.mark.parametrize(("target", "files", "found"), [
+    ("acronym.py", ["acronym.py", "acronym_test.py", "INSTRUCTIONS.md"], "acronym_test.py"),
+    ("src/calc.py", ["src/calc.py", "tests/test_calc.py", "other/calc_test.py"], "tests/test_calc.py"),
+    ("src/calc.py", ["src/calc.py", "src/test_calc.py", "tests/test_calc.py"], "src/test_calc.py"),  # beside it
+    ("web/app.ts", ["web/app.ts", "web/app.test.ts"], "web/app.test.ts"),
+    ("acronym_test.py", ["acronym.py", "acronym_test.py"], None),  # the tests themselves have no tests
+    ("Makefile", ["Makefile", "Makefile_test"], None),
+    ("greet.py", ["greet.py", "greeting_test.py"], None),
+])
+def test_the_tests_of_a_target_are_found_by_their_usual_names(target: str, files: list[str],
+                                                                found: str | None) -> None:
+    assert find_tests(target, files) == found
+
+
+async def test_a_long_test_file_is_read_in_part_and_not_again_in_the_retry_turn(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    (exercise / "acronym_test.py").write_text("from acronym import abbreviate\n" + "".join(
+        f"def test_{i}():\n    assert abbreviate('Portable Network Graphics number {i}') == 'PNGN{i}'\n"
+        for i in range(400)))
+    srv.push(j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
+             j("final_answer", text="Implemented abbreviate."),
+             j("edit_file", path="acronym.py", change="handle numbers"), block(DONE.replace("w[0]", "w[:1]")),
+             j("final_answer", text="Fixed."))
+    agent = make_agent(small_model=True, tool_mode="json")
+    first = await agent.run_conversation(ASK)
+    reads = [json.loads(c["function"]["arguments"]) for c in first.messages[2]["tool_calls"]]
+    assert reads[2]["path"] == "acronym_test.py" and TEST_LINES // 2 < reads[2]["limit"] <= TEST_LINES
+    shown = first.messages[5]["content"]
+    assert "test_0()" in shown and "test_399()" not in shown and "use offset/limit to read more" in shown
+    retry = await agent.run_conversation("1 failed\n\nThe tests in acronym_test.py fail as shown above. Fix the "
+                                         "code in acronym.py to resolve the errors.")
+    again = next(m for m in retry.messages[len(first.messages):] if m.get("tool_calls"))
+    assert [json.loads(c["function"]["arguments"])["path"] for c in again["tool_calls"]] == ["acronym.py"]
+
+
+async def test_no_test_file_is_read_when_the_request_s_own_files_fill_the_pre_read(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    (exercise / "INSTRUCTIONS.md").write_text(INSTRUCTIONS + "Some more words about acronyms.\n" * 500)
+    srv.push(j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
+             j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert [json.loads(c["function"]["arguments"])["path"] for c in result.messages[2]["tool_calls"]] == [
+        "acronym.py", "INSTRUCTIONS.md"]
+
+
+async def test_a_request_that_is_no_change_reads_no_tests(make_agent: AgentFactory, srv: ScriptedServer,
+                                                          exercise: Path) -> None:
+    srv.push(j("final_answer", text="It takes the first letters."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(
+        "What does abbreviate in acronym.py do?")
+    assert [json.loads(c["function"]["arguments"])["path"] for c in result.messages[2]["tool_calls"]] == [
+        "acronym.py"]
+
+
 @pytest.mark.parametrize("request_text", [
     "What does README.md say?", "What does the greet function in greet.py return? Do not change any files.",
     "Run python greet.py Alice and tell me what it prints", "Which file defines parse_date?",
@@ -83,9 +138,11 @@ async def test_the_first_step_is_an_edit_of_the_stub_and_the_rewrite_sees_the_in
     edit = first.body["response_format"]["json_schema"]["schema"]["anyOf"][0]["properties"]["arguments"]
     assert edit["properties"]["path"]["enum"] == ["acronym.py"]
     assert [c["function"]["arguments"] for c in result.messages[2]["tool_calls"]] == [
-        '{"path": "acronym.py"}', '{"path": "INSTRUCTIONS.md"}']  # the context file is pre-read with the stub
+        '{"path": "acronym.py"}', '{"path": "INSTRUCTIONS.md"}', '{"path": "acronym_test.py"}'
+    ]  # the context file and the stub's tests are pre-read with the stub
     rewrite = srv.requests[1].body
     assert "response_format" not in rewrite and "Graphics -> PNG" in json.dumps(rewrite["messages"])
+    assert "from acronym import abbreviate" in json.dumps(rewrite["messages"])
     assert offered(steps(srv)[1]) == ["final_answer"]  # the stub changed: the next step answers
     assert "Keep" not in first.body["messages"][0]["content"]  # nothing rides the system prompt
 
