@@ -53,6 +53,8 @@ class Settings:
     tool_mode: str | None = field(default=None, metadata=choice(*TOOL_MODES))
     # A small model (compact prompt and tool schemas, Python edits checked): None means only the embedded one
     small_model: bool | None = None
+    # A small model's change request of one file: the agent makes its first edit (docs/loop.md §9.10)
+    first_edit: bool = True
     stream: bool = True
     aux_model: str | None = None
     # "model": the auxiliary model names the session; "prompt": first line of the prompt

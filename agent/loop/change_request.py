@@ -46,23 +46,24 @@ NUDGE = ("(You answered without changing {files}, but the user asked for a chang
 class ChangeRequest:
     targets: tuple[str, ...]  # the files to change, as the request names them (may not exist yet)
     context: tuple[str, ...]  # files named as what the change must satisfy
+    sentences: tuple[str, ...] = ()  # the request's sentences that ask for the change, as written
 
 
 def change_request(text: str) -> ChangeRequest | None:
     """The request's change, when one of its sentences starts with a change verb; else None."""
     targets: list[str] = []
     context: list[str] = []
-    asked = False
+    asked: list[str] = []
     for sentence in _SENTENCES.split(text):
         if not _LEAD.match(sentence):
             continue
-        asked = True
+        asked.append(sentence.strip())
         for m in _FILE.finditer(sentence):
             name = m.group(0).rstrip(".").removeprefix("./")
             bucket = context if _CONTEXT.search(sentence[:m.start()]) else targets
             if name not in targets and name not in context:
                 bucket.append(name)
-    return ChangeRequest(tuple(targets), tuple(context)) if asked else None
+    return ChangeRequest(tuple(targets), tuple(context), tuple(asked)) if asked else None
 
 
 def edits_since(messages: list[Message], start: int) -> tuple[int, int]:

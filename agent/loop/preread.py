@@ -27,10 +27,9 @@ from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
 
+from .agent_round import agent_round, calls_of
 from .change_request import change_request
-from .dispatch import announce, run_calls
 from .parts import TurnParts
-from .prepare import prepare_calls
 from .state import TurnState
 from ..paths import OutsideWorkspace, resolve_in_workspace
 from ..types import Message, ToolCall, text_of
@@ -126,12 +125,7 @@ async def _with_tests(root: Path, files: list[str], targets: list[str], workspac
             break
         args.append({"path": test} if whole else {"path": test, "limit": lines})
         used += await anyio.to_thread.run_sync(_size, root, test)
-    return _reads(args)
-
-
-def _reads(args: list[dict[str, object]]) -> list[ToolCall]:
-    return [{"id": f"preread_{i}", "type": "function",
-             "function": {"name": "read_file", "arguments": json.dumps(a)}} for i, a in enumerate(args)]
+    return calls_of("read_file", args, "preread")
 
 
 async def preread(parts: TurnParts, turn: TurnState) -> None:
@@ -158,10 +152,5 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
         turn.named_files = tuple(resolve_in_workspace(conversation.root, f) for f in targets)
     turn.changes_only = len(set(_TOKEN.findall(text))) == len(files) and not _CREATE.search(text)
     calls: list[ToolCall] = await _with_tests(conversation.root, files, targets, workspace, messages) \
-        if change is not None else _reads([{"path": f} for f in files])
-    message: Message = conversation.call_ids.assign(
-        {"role": "assistant", "content": "", "tool_calls": calls, "meta": {"preread": True}}, messages)
-    prepared = prepare_calls(message.get("tool_calls") or [], parts.registry, truncated=False)
-    messages.append({**message, "tool_calls": [p.call for p in prepared]})
-    named = await announce(parts, prepared)
-    await run_calls(parts, turn, prepared, named)
+        if change is not None else calls_of("read_file", [{"path": f} for f in files], "preread")
+    await agent_round(parts, turn, calls, {"preread": True})

@@ -10,6 +10,7 @@ from .dispatch import announce, run_calls
 from .exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
 from .parts import TurnParts
 from .prepare import PreparedCall, prepare_calls
+from .first_edit import first_edit
 from .preread import preread
 from .save import save
 from .state import TurnState
@@ -75,6 +76,7 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
     extra_user: str | None = None
     partial: str | None = None  # text of a reply cut off by the output limit, being continued
     await preread(parts, turn)  # a small model first gets the files its request names (agent/loop/preread.py)
+    await first_edit(parts, turn)  # ... and on a change request of one file, its edit (agent/loop/first_edit.py)
     while True:
         if control.interrupt_requested:
             raise Interrupted()

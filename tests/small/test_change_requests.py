@@ -127,36 +127,68 @@ def test_questions_and_commands_are_not_change_requests(request_text: str) -> No
     assert change_request(request_text) is None
 
 
-async def test_the_first_step_is_an_edit_of_the_stub_and_the_rewrite_sees_the_instructions(
+async def test_the_agent_makes_the_first_edit_of_the_stub_and_its_rewrite_sees_the_instructions_and_tests(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
-             j("final_answer", text="Implemented abbreviate."))
+    srv.push(block(DONE), j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert [c["function"]["arguments"] for c in result.messages[2]["tool_calls"]] == [
+        '{"path": "acronym.py"}', '{"path": "INSTRUCTIONS.md"}', '{"path": "acronym_test.py"}'
+    ]  # the context file and the stub's tests are pre-read with the stub
+    edit = result.messages[6]
+    assert edit["meta"] == {"first_edit": True} and json.loads(edit["tool_calls"][0]["function"]["arguments"]) == {
+        "path": "acronym.py", "change": "Implement the stub in acronym.py so that it satisfies INSTRUCTIONS.md."}
+    rewrite = srv.requests[0].body  # the model's first call writes the file
+    assert "response_format" not in rewrite and "Graphics -> PNG" in json.dumps(rewrite["messages"])
+    assert "from acronym import abbreviate" in json.dumps(rewrite["messages"])
+    assert rewrite["messages"][-1]["content"].startswith("To make this change, reply with the new text of acronym.py")
+    assert offered(steps(srv)[0]) == ["final_answer"]  # the stub changed: the next step answers
+    assert len(srv.requests) == 2 and result.api_calls == 2
+    assert "Keep" not in rewrite["messages"][0]["content"]  # nothing rides the system prompt
+
+
+async def test_after_the_first_edit_failed_the_model_s_step_may_only_be_an_edit_of_the_stub(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(text("I cannot write code blocks."), j("edit_file", path="acronym.py", change="implement abbreviate"),
+             block(DONE), j("final_answer", text="Implemented abbreviate."))
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
     first = steps(srv)[0]
     assert offered(first) == ["edit_file"]  # no final_answer, no read: an edit of the named file
     edit = first.body["response_format"]["json_schema"]["schema"]["anyOf"][0]["properties"]["arguments"]
     assert edit["properties"]["path"]["enum"] == ["acronym.py"]
-    assert [c["function"]["arguments"] for c in result.messages[2]["tool_calls"]] == [
-        '{"path": "acronym.py"}', '{"path": "INSTRUCTIONS.md"}', '{"path": "acronym_test.py"}'
-    ]  # the context file and the stub's tests are pre-read with the stub
-    rewrite = srv.requests[1].body
-    assert "response_format" not in rewrite and "Graphics -> PNG" in json.dumps(rewrite["messages"])
-    assert "from acronym import abbreviate" in json.dumps(rewrite["messages"])
-    assert offered(steps(srv)[1]) == ["final_answer"]  # the stub changed: the next step answers
-    assert "Keep" not in first.body["messages"][0]["content"]  # nothing rides the system prompt
+    assert "had no code block" in results(result)[3]
+
+
+async def test_a_change_request_of_two_files_leaves_the_first_edit_to_the_model(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    (exercise / "helper.py").write_text("def helper():\n    pass\n")
+    srv.push(j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
+             j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(
+        "Implement the stubs in acronym.py and helper.py.")
+    assert not any((m.get("meta") or {}).get("first_edit") for m in result.messages)
+    assert sorted(offered(steps(srv)[0])) == ["edit_file"] and (exercise / "acronym.py").read_text() == DONE
+
+
+async def test_in_plan_mode_the_agent_makes_no_first_edit(make_agent: AgentFactory, srv: ScriptedServer,
+                                                          exercise: Path) -> None:
+    srv.push(text("Plan: implement abbreviate."))
+    result = await make_agent(small_model=True, approval="plan").run_conversation(ASK)
+    assert not any((m.get("meta") or {}).get("first_edit") for m in result.messages)
+    assert (exercise / "acronym.py").read_text() == STUB
 
 
 async def test_a_rewrite_that_renames_the_function_is_refused_with_the_names_and_the_model_retries(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(j("edit_file", path="acronym.py", change="implement"), block(RENAMED),
+    srv.push(block(RENAMED),
              j("edit_file", path="acronym.py", change="implement abbreviate, keep its name"), block(DONE),
              j("final_answer", text="Done."))
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE
     refused = next(r for r in results(result) if "dropped or changed" in r)
     assert "abbreviate(words)" in refused and "acronym(phrase)" in refused and "nothing was changed" in refused.lower()
-    assert offered(steps(srv)[1]) == ["edit_file"]  # after the refusal it must try again
+    assert offered(steps(srv)[0]) == ["edit_file"]  # after the refusal it must try again
     assert not result.failed_edits and exit_code(result) == 0
 
 
@@ -168,7 +200,7 @@ async def test_a_rewrite_that_renames_the_function_is_refused_with_the_names_and
 async def test_dropped_classes_and_changed_signatures_are_refused(make_agent: AgentFactory, srv: ScriptedServer,
                                                                   workspace: Path, before: str, after: str) -> None:
     (workspace / "mod.py").write_text(before)
-    srv.push(tools(call("edit_file", {"path": "mod.py", "change": "implement"})), block(after), text("done"))
+    srv.push(block(after), text("done"), text("done"))
     result = await make_agent(small_model=True).run_conversation("Implement mod.py")
     assert (workspace / "mod.py").read_text() == before
     assert any("dropped or changed" in r for r in results(result))
@@ -176,39 +208,55 @@ async def test_dropped_classes_and_changed_signatures_are_refused(make_agent: Ag
 
 async def test_a_rename_the_user_asked_for_is_made(make_agent: AgentFactory, srv: ScriptedServer,
                                                    exercise: Path) -> None:
-    srv.push(j("edit_file", path="acronym.py", change="rename"), block(RENAMED), j("final_answer", text="Renamed."))
+    srv.push(block(RENAMED), j("final_answer", text="Renamed."))
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(
         "In acronym.py, rename abbreviate to acronym and implement it")
     assert (exercise / "acronym.py").read_text() == RENAMED and exit_code(result) == 0
 
 
+TWO = "Implement the stubs in acronym.py and helper.py so that they satisfy INSTRUCTIONS.md."
+
+
 async def test_an_answer_in_words_gets_one_nudge_naming_the_file_then_the_edit(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    """Native tool calls (no grammar to force an edit): the model answers "already implemented"."""
+    """Native tool calls (no grammar to force an edit), two files (no first edit by the agent): the model
+    answers "already implemented"."""
+    (exercise / "helper.py").write_text("def helper():\n    pass\n")
     srv.push(text("The stub is already implemented."), tools(call("edit_file", {"path": "acronym.py",
                                                                               "change": "implement"})),
              block(DONE), text("Implemented."))
-    result = await make_agent(small_model=True).run_conversation(ASK)
+    result = await make_agent(small_model=True).run_conversation(TWO)
     assert (exercise / "acronym.py").read_text() == DONE and result.final_response == "Implemented."
     nudged = srv.requests[1].body  # after the answer in words, the nudged step
     last = nudged["messages"][-1]
-    assert last["role"] == "user" and "You answered without changing acronym.py" in json.dumps(last)
+    assert last["role"] == "user" and "You answered without changing acronym.py, helper.py" in json.dumps(last)
     assert "already implemented" not in json.dumps(result.messages)  # the answer not taken is not stored
     assert nudged["messages"][0]["content"] == srv.requests[0].body["messages"][0]["content"]  # system stable
 
 
 async def test_a_change_request_that_changed_nothing_exits_4_and_names_the_file(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    (exercise / "helper.py").write_text("def helper():\n    pass\n")
     srv.push(text("Already implemented."), text("It is already implemented, really."))
-    result = await make_agent(small_model=True).run_conversation(ASK)
+    result = await make_agent(small_model=True).run_conversation(TWO)
     assert (exercise / "acronym.py").read_text() == STUB and result.completed
-    assert result.unmade_change == "acronym.py" and exit_code(result) == 4
-    assert footer(result) == "no files changed; change asked for not made: acronym.py"
+    assert result.unmade_change == "acronym.py, helper.py" and exit_code(result) == 4
+    assert footer(result) == "no files changed; change asked for not made: acronym.py, helper.py"
     assert summary(result) == footer(result)  # the editors' end-of-turn line says the same
-    assert summary_json(result)["changeNotMade"] == "acronym.py"
-    assert result.to_json()["unmade_change"] == "acronym.py"
+    assert summary_json(result)["changeNotMade"] == "acronym.py, helper.py"
+    assert result.to_json()["unmade_change"] == "acronym.py, helper.py"
     user_steps = [m for r in srv.requests for m in r.body["messages"][-1:] if m["role"] == "user"]
     assert sum("You answered without changing" in json.dumps(m) for m in user_steps) == 1  # one nudge only
+
+
+async def test_a_first_edit_the_model_never_got_right_exits_4(make_agent: AgentFactory, srv: ScriptedServer,
+                                                              exercise: Path) -> None:
+    srv.push(text("Already implemented."), text("It is already implemented."), text("Really."), text("Yes."))
+    result = await make_agent(small_model=True).run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == STUB
+    assert result.unmade_change == "acronym.py" and exit_code(result) == 4
+    assert footer(result).endswith("change asked for not made: acronym.py; the last tool call failed") or \
+        "change asked for not made: acronym.py" in footer(result)
 
 
 async def test_a_question_is_answered_at_once_and_exits_0(make_agent: AgentFactory, srv: ScriptedServer,
@@ -222,14 +270,13 @@ async def test_a_question_is_answered_at_once_and_exits_0(make_agent: AgentFacto
 async def test_deleting_a_line_that_is_not_there_says_so_and_the_next_step_only_answers(
         make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
     (workspace / "notes.txt").write_text("buy milk\ncall mom\n")
-    srv.push(j("edit_file", path="notes.txt", change="delete the TODO line"),
-             j("final_answer", text="notes.txt has no TODO line, so I changed nothing."))
+    srv.push(j("final_answer", text="notes.txt has no TODO line, so I changed nothing."))
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(
         "Delete the TODO line from notes.txt")
     (edited,) = [r for r in results(result) if "TODO" in r]
     assert edited.startswith("nothing to change: notes.txt has no line containing TODO")
-    assert len(srv.requests) == 2  # no rewrite was asked for
-    assert offered(steps(srv)[1]) == ["final_answer"]
+    assert len(srv.requests) == 1  # no rewrite was asked for
+    assert offered(steps(srv)[0]) == ["final_answer"]
     assert (workspace / "notes.txt").read_text() == "buy milk\ncall mom\n"
     assert not result.failed_edits and "change asked for not made: notes.txt" in footer(result)
 

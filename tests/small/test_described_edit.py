@@ -8,11 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from agentls.agent.scripted import RecordedRequest, Reply, ScriptedServer, call, text, tools
 from agentls.agent.scripted.replies import error
 
 from .conftest import GREET, AgentFactory, results
+
+
+@pytest.fixture
+def make_agent(make_agent: AgentFactory) -> AgentFactory:
+    """The model makes the first edit here (``first_edit`` off): these are the tool's tests, through its call;
+    the agent's own first edit: tests/small/test_change_requests.py."""
+    return lambda **kw: make_agent(**{"first_edit": False, **kw})
 
 DOCSTRING = GREET.replace("def greet(name):\n", 'def greet(name):\n    """Greet someone by name."""\n')
 ASK = "Add a docstring to the greet function in greet.py"

@@ -14,6 +14,13 @@ from agentls.agent.tools.fences import unfenced
 
 from .conftest import GREET, AgentFactory, results
 
+
+@pytest.fixture
+def make_agent(make_agent: AgentFactory) -> AgentFactory:
+    """The model makes the first edit here (``first_edit`` off): these are the tool's tests, through its call;
+    the agent's own first edit: tests/small/test_change_requests.py."""
+    return lambda **kw: make_agent(**{"first_edit": False, **kw})
+
 README = ("# Tool\n\nIntro.\n\n## Install\n\n```bash\npip install tool\n```\n\n## Usage\n\n```\ntool run\n```\n\n"
           "## License\n\nMIT\n")
 NO_LICENSE = README[:README.index("\n## License")]

@@ -32,11 +32,9 @@ def _script(case: str) -> list[Reply]:
                 tools(call("edit_file", {"path": "greet.py", "old_string": "def greet(name):\n",
                                          "new_string": 'def greet(name):\n    """Greet someone by name."""\n'})),
                 text("Added the docstring.")]
-    if case == "small":
-        return [tools(call("edit_file", {"path": "greet.py", "change": "add a docstring to greet"})),
-                text(f"```python\n{DOCSTRING}```"), text("Added the docstring.")]
-    return [_j("edit_file", path="greet.py", change="add a docstring to greet"),
-            text(f"```python\n{DOCSTRING}```"), _j("final_answer", text="Added the docstring.")]
+    if case == "small":  # the agent makes the first edit (agent/loop/first_edit.py): the model writes its text
+        return [text(f"```python\n{DOCSTRING}```"), text("Added the docstring.")]
+    return [text(f"```python\n{DOCSTRING}```"), _j("final_answer", text="Added the docstring.")]
 
 
 OPTIONS: dict[str, dict[str, Any]] = {"general": {}, "small": {"small_model": True},
