@@ -7,6 +7,8 @@ load, every step), with a cache dir of its own whose ``models/`` links to the re
 (so the saved slots start empty and the 1.1 GB model is not copied):
 
 - **first ever**: no saved slot at all, the whole prompt is processed (the baseline of this run);
+- **first after setup**: a cache dir of its own primed by ``agentls model prime`` (what scripts/setup runs;
+  its own time is printed apart), then the first turn in a workspace;
 - **never-seen workspace**: a copy under a new folder name, so its system prompt differs: the slot of
   another workspace covers the static part and the tool schemas (agent/local/slots.py);
 - **warm**: the same workspace again: its own slot covers the whole system prompt.
@@ -47,9 +49,21 @@ def link_model(models: Path, into: Path) -> None:
             (into / f.name).symlink_to(f)
 
 
-def run(workspace: Path, cache: Path, data: Path) -> dict[str, Any]:
+def _env(cache: Path, data: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENTLS_")}
     env.update(AGENTLS_CACHE_DIR=str(cache), AGENTLS_DATA_DIR=str(data), AGENTLS_CONFIG=str(data / "none.toml"))
+    return env
+
+
+def prime(cache: Path, data: Path) -> float:
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "agentls.server", "model", "prime"], capture_output=True, text=True,
+                   env=_env(cache, data), cwd=ROOT, timeout=600, check=True)
+    return time.monotonic() - started
+
+
+def run(workspace: Path, cache: Path, data: Path) -> dict[str, Any]:
+    env = _env(cache, data)
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "agentls.server", "run", "-w", str(workspace), "--json", "--quiet",
                            "--no-persist", QUESTION], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
@@ -73,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         cache = scratch / "cache"
         link_model(_cache_dir() / "models", cache / "models")
-        rows: dict[str, list[dict[str, Any]]] = {"first ever": [], "never-seen workspace": [], "warm": []}
+        rows: dict[str, list[dict[str, Any]]] = {"first ever": [], "first after setup": [],
+                                                 "never-seen workspace": [], "warm": []}
 
         def workspace(name: str) -> Path:
             ws = scratch / name / "hello"  # the same folder name, another path ...
@@ -83,11 +98,18 @@ def main(argv: list[str] | None = None) -> int:
             return ws
 
         rows["first ever"].append(run(workspace("w0"), cache, scratch / "data"))
+        primes = []
+        for i in range(ns.repeat):
+            primed = scratch / f"primed-cache-{i}"
+            link_model(_cache_dir() / "models", primed / "models")
+            primes.append(round(prime(primed, scratch / "data"), 1))
+            rows["first after setup"].append(run(workspace(f"p{i}"), primed, scratch / "data"))
         for i in range(ns.repeat):
             ws = workspace(f"w{i + 1}")
             rows["never-seen workspace"].append(run(ws, cache, scratch / "data"))
             rows["warm"].append(run(ws, cache, scratch / "data"))
-    print(f"load average before {load:.1f}, after {os.getloadavg()[0]:.1f}\n")
+    print(f"load average before {load:.1f}, after {os.getloadavg()[0]:.1f}; agentls model prime took "
+          f"{', '.join(map(str, primes))} s\n")
     print("| README question | median s | runs (s) | prompt tokens / cached (median) | exit |")
     print("|---|---|---|---|---|")
     for name, runs in rows.items():

@@ -18,7 +18,7 @@ USAGE = """agentls {run,lsp,acp,model,sessions,sandbox,fake-provider} ...
   agentls run [options] "prompt"     one headless turn in a workspace; the answer goes to stdout
   agentls lsp                        the LSP face on stdio (VS Code, Neovim, Helix, Emacs)
   agentls acp                        the ACP face on stdio (Zed, JetBrains, CodeCompanion, avante)
-  agentls model path|check           where the embedded local model is; verify it
+  agentls model path|check|prime     where the embedded local model is; verify it; prime its prompt cache
   agentls sessions [--cwd DIR] [--query Q]   list stored sessions
   agentls sandbox [-w DIR] [--json]  which OS sandbox confines commands here, with which settings
   agentls fake-provider [options]    the scripted OpenAI/Anthropic-compatible test provider

@@ -2,6 +2,8 @@
 
     agentls model path     print the model's path (stdout); its state goes to stderr
     agentls model check    assemble it if needed, then re-hash it in full against the pinned sha256
+    agentls model prime    process the prompt's static part once and save it, so that the first turn in any
+                           workspace starts from it (agent/local/slots.py; scripts/setup runs it)
 
 Also ``ProgressBar``, the progress display for assembling and loading the model (stderr only: under
 ``agentls lsp``/``acp`` stdout carries protocol frames).
@@ -103,6 +105,41 @@ async def _check(err: TextIO, progress: ProgressBar) -> int:
     return 0
 
 
+PRIME_PROMPT = "Reply with the single word OK."
+
+
+async def _prime(err: TextIO, progress: ProgressBar) -> int:
+    """One turn of the embedded model in an empty workspace of its own (``<cache dir>/prime``, the same each
+    time): its first request is saved as a slot whose static key (the model, the compact prompt's static
+    part, the tool schemas) every workspace shares, so a workspace's first turn processes only its own part
+    of the prompt. Run again, it finds its slot and saves nothing."""
+    if not await anyio.Path(bundled.model_path()).exists() and not local_available():
+        err.write(MISSING_EXTRA_MESSAGE)
+        return 2
+    from ..agent import AIAgent
+    from .slots import SlotFiles
+
+    slots = SlotFiles(bundled.cache_dir() / "slots")
+    before = set(slots.directory.glob("*.bin")) if slots.directory.is_dir() else set()
+    started = time.monotonic()
+    workspace = bundled.cache_dir() / "prime"
+    try:
+        await anyio.Path(workspace).mkdir(parents=True, exist_ok=True)
+        async with AIAgent(provider="local", model="local", workspace=workspace, session_db=None, max_iterations=2,
+                           local_progress=progress) as agent:
+            await agent.run_conversation(PRIME_PROMPT)
+    except Exception as exc:  # the cache only ever saves time: say why, and let setup go on
+        progress.finish()
+        err.write(f"agentls: the prompt cache was not primed: {type(exc).__name__}: {exc}\n")
+        return 1
+    made = sorted(set(slots.directory.glob("*.bin")) - before) if slots.directory.is_dir() else []
+    if not made:
+        err.write("agentls: the prompt cache was already primed for this model and prompt\n")
+        return 0
+    err.write(f"agentls: primed the prompt cache in {time.monotonic() - started:.1f}s ({made[0].name})\n")
+    return 0
+
+
 async def _drop_stamp(path: Path) -> None:
     """A damaged file loses its stamp, so the next start re-verifies it and rebuilds it from the parts."""
     try:
@@ -116,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("path", help="print where the bundled model is (or will be)")
     sub.add_parser("check", help="assemble the model if needed and verify its sha256 in full")
+    sub.add_parser("prime", help="process the prompt's static part once and save it (a fast first turn anywhere)")
     return p
 
 
@@ -130,6 +168,8 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
         return int(exc.code or 0) if isinstance(exc.code, int) else 2
     if args.command == "path":
         return anyio.run(_path, out, err)
+    if args.command == "prime":
+        return anyio.run(_prime, err, ProgressBar(err))
     return anyio.run(_check, err, ProgressBar(err))
 
 

@@ -31,14 +31,39 @@ async def _ask(workspace: Path, cache: Path, data: Path) -> dict[str, Any]:
     return result
 
 
-async def test_a_never_seen_workspace_starts_from_another_workspaces_saved_prompt(tmp_path: Path) -> None:
+def _linked_cache(cache: Path) -> Path:
     from agentls.agent.local.model import cache_dir
 
-    cache = tmp_path / "cache"
     (cache / "models").mkdir(parents=True)  # saved slots start empty; the model and its stamp are linked
     for f in cache_dir().iterdir():
         if f.is_file() and f.name.endswith((".gguf", ".verified.json")):
             (cache / "models" / f.name).symlink_to(f)
+    return cache
+
+
+async def test_after_agentls_model_prime_the_first_turn_in_a_workspace_starts_from_the_static_prompt(
+        tmp_path: Path) -> None:
+    cache = _linked_cache(tmp_path / "cache")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENTLS_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env.update(AGENTLS_CACHE_DIR=str(cache), AGENTLS_DATA_DIR=str(tmp_path / "data"))
+    with anyio.fail_after(600):
+        primed = await anyio.run_process([sys.executable, "-m", "agentls.server", "model", "prime"], env=env,
+                                         check=False)
+    assert primed.returncode == 0 and b"primed the prompt cache" in primed.stderr, primed.stderr[-2000:]
+    assert len(list((cache / "models" / "slots").glob("*-*.bin"))) == 1
+    ws = tmp_path / "w" / "hello"
+    shutil.copytree(ROOT / "examples" / "hello", ws)
+    first = await _ask(ws, cache, tmp_path / "data")
+    assert first["usage"]["cached_tokens"] >= 500, first["usage"]  # the static part and the tools
+    with anyio.fail_after(600):
+        again = await anyio.run_process([sys.executable, "-m", "agentls.server", "model", "prime"], env=env,
+                                        check=False)
+    assert again.returncode == 0 and b"already primed" in again.stderr, again.stderr[-2000:]
+
+
+async def test_a_never_seen_workspace_starts_from_another_workspaces_saved_prompt(tmp_path: Path) -> None:
+    cache = _linked_cache(tmp_path / "cache")
     first, second = tmp_path / "a" / "hello", tmp_path / "b" / "hello"
     for ws, note in ((first, "todo-a.md"), (second, "todo-b.md")):
         shutil.copytree(ROOT / "examples" / "hello", ws)

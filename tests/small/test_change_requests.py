@@ -160,6 +160,17 @@ async def test_after_the_first_edit_failed_the_model_s_step_may_only_be_an_edit_
     assert "had no code block" in results(result)[3]
 
 
+async def test_a_first_edit_whose_asking_sentence_names_no_file_carries_the_whole_request(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / "calc.py").write_text("def sub(a, b):\n    return a + b\n")
+    ask = "In calc.py, sub returns a + b. Fix it so that it returns a - b."
+    srv.push(block("def sub(a, b):\n    return a - b\n"), j("final_answer", text="Fixed."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ask)
+    edit = next(m for m in result.messages if (m.get("meta") or {}).get("first_edit"))
+    assert json.loads(edit["tool_calls"][0]["function"]["arguments"]) == {"path": "calc.py", "change": ask}
+    assert (workspace / "calc.py").read_text() == "def sub(a, b):\n    return a - b\n" and exit_code(result) == 0
+
+
 async def test_a_change_request_of_two_files_leaves_the_first_edit_to_the_model(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
     (exercise / "helper.py").write_text("def helper():\n    pass\n")
