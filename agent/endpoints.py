@@ -12,6 +12,8 @@ from .config import Settings
 from .providers.base import Provider
 from .providers.factory import Endpoint, build_provider, parse_fallback
 
+LOCAL_READ_TIMEOUT = 900.0  # seconds between bytes from the local model (its prompt is processed first)
+
 
 class Endpoints:
     """Opens nothing until ``open``; ``provider_for`` builds each endpoint's provider on first use."""
@@ -73,6 +75,15 @@ class Endpoints:
         s = self._settings
         return Endpoint(self.provider_name, self.model, s.base_url, self.api_key, s.tool_mode, s.thinking_budget)
 
+    def _read_timeout(self) -> float:
+        """``request_timeout``, and at least ``LOCAL_READ_TIMEOUT`` when an endpoint is the local model: on a
+        CPU it processes a long prompt (a pre-read of instructions and tests: 5,000 tokens at 35 a second)
+        before it sends a first byte, and a retry would only start that over."""
+        primary = self._primary()
+        endpoints = [primary, *(parse_fallback(f, primary) for f in self._fallbacks)]
+        local = any(e.provider == "local" for e in endpoints)
+        return max(self._settings.request_timeout, LOCAL_READ_TIMEOUT) if local else self._settings.request_timeout
+
     def _needs_tls(self) -> bool:
         """Whether any endpoint is https (loading the CA bundle costs ~50 ms; local servers don't need it)."""
         primary = self._primary()
@@ -85,7 +96,7 @@ class Endpoints:
         if self._client is None:
             from .providers.http import make_client
 
-            self._client = make_client(self._settings.request_timeout, tls=self._needs_tls())
+            self._client = make_client(self._read_timeout(), tls=self._needs_tls())
 
     async def provider_for(self, index: int, model: str | None = None) -> tuple[Provider, str]:
         """The provider of endpoint ``index`` (0: the primary, n: fallback n) and the model name to send."""

@@ -141,11 +141,14 @@ class ToolRunner:
                                   "plan")
             return ToolOutput(text, is_error=True)
         ctx = self.context(tool_call_id, task_id, rewrite, request, approved)
+        # An edit said in words waits on the model call that writes it (agent/loop/rewrite.py), which has the
+        # provider's own time limits and may take minutes on a slow CPU: the tool's limit does not cut it.
+        limit = None if rewrite is not None and "change" in args else tool.timeout
         try:
-            if tool.timeout is None:
+            if limit is None:
                 return await tool.run(ctx, args)
             out: ToolOutput | None = None
-            with anyio.move_on_after(tool.timeout):
+            with anyio.move_on_after(limit):
                 out = await tool.run(ctx, args)
             return out or ToolOutput(f"error: {tool.name} timed out after {tool.timeout:g}s and was stopped", True)
         except ToolFailure as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from .conftest import ROOT, needs_local_model
 
@@ -41,6 +42,7 @@ def _linked_cache(cache: Path) -> Path:
     return cache
 
 
+@pytest.mark.timeout(900)  # three runs of the real model: prime, a turn, prime again
 async def test_after_agentls_model_prime_the_first_turn_in_a_workspace_starts_from_the_static_prompt(
         tmp_path: Path) -> None:
     cache = _linked_cache(tmp_path / "cache")

@@ -303,3 +303,20 @@ async def test_a_narrowed_search_that_finds_nothing_shows_where_the_rest_of_the_
     assert "the rest of the workspace has 1 match" in narrowed and "src/pkg/dates.py:1:def parse_date" in narrowed
     assert "(files matching '*.md')" in globbed and "src/pkg/dates.py:1:" in globbed
     assert "the rest of the workspace has no matches either" in nowhere
+
+
+async def test_a_first_edit_whose_rewrite_outlasts_the_tool_s_own_time_limit_still_lands(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """On a slow CPU the model writing the file takes minutes (a pre-read of instructions and tests first):
+    the model call has the provider's limits, and the edit tool's own does not cut it."""
+    from dataclasses import replace
+
+    from agentls.agent.tools.registry import BUILTIN_TOOLS
+
+    quick = [replace(t, timeout=0.2) if t.name == "edit_file" else t for t in BUILTIN_TOOLS]
+    slow = block(DONE)
+    slow.latency = 0.6
+    srv.push(slow, j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json", tools=quick).run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert not any("timed out" in r for r in results(result))
