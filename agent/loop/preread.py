@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import stat
 from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
@@ -73,9 +74,23 @@ def find_tests(target: str, files: list[str]) -> str | None:
     return (beside or found)[0] if found else None
 
 
-def _size(root: Path, file: str) -> int:
+def _regular(root: Path, file: str) -> Path | None:
+    """``root / file`` when it is a regular file inside the workspace (not a FIFO that would block the open,
+    not a symlink out), else None."""
+    path = root / file
     try:
-        return (root / file).stat().st_size
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        path.resolve().relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    return path
+
+
+def _size(root: Path, file: str) -> int:
+    path = _regular(root, file)
+    try:
+        return path.stat().st_size if path is not None else 0
     except OSError:
         return 0
 
@@ -83,8 +98,11 @@ def _size(root: Path, file: str) -> int:
 def _lines_within(root: Path, file: str, room: int) -> tuple[int, bool]:
     """How many of the file's first lines fit in ``room`` characters (``TEST_LINES`` at most; 0 when unreadable),
     and whether that is all of them."""
+    path = _regular(root, file)
+    if path is None:
+        return 0, False
     try:
-        with (root / file).open(encoding="utf-8", errors="replace") as f:
+        with path.open(encoding="utf-8", errors="replace") as f:
             used = count = 0
             for line in f:
                 used += len(line) + 8  # read_file numbers each line

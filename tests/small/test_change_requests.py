@@ -320,3 +320,22 @@ async def test_a_first_edit_whose_rewrite_outlasts_the_tool_s_own_time_limit_sti
     result = await make_agent(small_model=True, tool_mode="json", tools=quick).run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
     assert not any("timed out" in r for r in results(result))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink out"])
+async def test_a_hostile_test_file_is_not_pre_read_and_the_turn_goes_on(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, tmp_path: Path, kind: str) -> None:
+    import os
+
+    (exercise / "acronym_test.py").unlink()
+    if kind == "fifo":
+        os.mkfifo(exercise / "acronym_test.py")  # an open() of it would wait for a writer forever
+    else:
+        (tmp_path / "secret.py").write_text("TOKEN = 'not for the model'\n" * 50)
+        (exercise / "acronym_test.py").symlink_to(tmp_path / "secret.py")
+    srv.push(block(DONE), j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert [json.loads(c["function"]["arguments"])["path"] for c in result.messages[2]["tool_calls"]] == [
+        "acronym.py", "INSTRUCTIONS.md"]
+    assert "not for the model" not in json.dumps([r.body for r in srv.requests])
