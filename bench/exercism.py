@@ -1,7 +1,7 @@
 """Outside work: Exercism Python exercises, agentls with the embedded model beside Aider and the bare model.
 
     .venv/bin/python bench/exercism.py --exercises DIR [--quick] [--count 40] [--agents agentls,bare,...]
-        [--aider-python PATH] [--out results.jsonl] [--resume] [--report-only]
+        [--aider-python PATH] [--out results.jsonl] [--resume] [--report-only] [--tries 1|2]
 
 ``DIR`` is a checkout of the public exercism/python repository (bench/README.md says how to get one; the
 exercises stay out of this repository). The pick and the task folders: bench/exercism_tasks.py. Every agent
@@ -42,7 +42,7 @@ from bench.exercism_tasks import Exercise, judge, lay_out, pick
 QUICK_COUNT = 5
 
 
-def _run_one(agent: Agent, ex: Exercise, folder: Path) -> dict[str, Any]:
+def _run_one(agent: Agent, ex: Exercise, folder: Path, tries: int = 2) -> dict[str, Any]:
     lay_out(ex, folder)
     stub = (folder / ex.solution).read_text()
     row: dict[str, Any] = {"agent": agent.name, "exercise": ex.name}
@@ -52,8 +52,8 @@ def _run_one(agent: Agent, ex: Exercise, folder: Path) -> dict[str, Any]:
         row.update(seconds1=round(first.seconds, 1), exit1=first.exit_code, pass1=passed1, note1=first.note,
                    unchanged=(folder / ex.solution).read_text() == stub,
                    false_success1=first.exit_code == 0 and not passed1)
-        row.update(pass2=passed1, seconds2=0.0, exit2=None, false_success2=False)
-        if not passed1:
+        row.update(pass2=passed1, seconds2=0.0, exit2=None, false_success2=False, tries=tries)
+        if not passed1 and tries > 1:
             second = agent.attempt(folder, ex, ex.retry_prompt(output), first=False)
             passed2, _ = judge(folder, ex)
             row.update(pass2=passed2, seconds2=round(second.seconds, 1), exit2=second.exit_code, note2=second.note,
@@ -88,8 +88,9 @@ def report(rows: list[dict[str, Any]]) -> str:
         false = sum(bool(r.get("false_success1")) for r in mine) + sum(bool(r.get("false_success2")) for r in mine)
         false_text = f"{false} of {len(exits) + sum(r.get('exit2') is not None for r in mine)} runs" if exits \
             else "n/a (no exit code)"
-        lines.append(f"| {a} | {_pct(sum(bool(r.get('pass1')) for r in mine), n)} | "
-                     f"{_pct(sum(bool(r.get('pass2')) for r in mine), n)} | "
+        two = _pct(sum(bool(r.get('pass2')) for r in mine), n) if any(r.get("tries", 2) > 1 for r in mine) \
+            else "not run (--tries 1)"
+        lines.append(f"| {a} | {_pct(sum(bool(r.get('pass1')) for r in mine), n)} | {two} | "
                      f"{statistics.median(secs) if secs else 0:.1f} | {sum(bool(r.get('unchanged')) for r in mine)} | "
                      f"{false_text} |")
     lines += ["", "| exercise | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
@@ -115,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="JSON lines, one per task and agent")
     p.add_argument("--resume", action="store_true", help="skip the (agent, exercise) pairs --out already has")
     p.add_argument("--report-only", action="store_true")
+    p.add_argument("--tries", type=int, choices=(1, 2), default=2,
+                   help="1: pass@1 only (no second turn with the test output), when time is short")
     ns = p.parse_args(argv)
     out = ns.out or Path(tempfile.gettempdir()) / "agentls-exercism.jsonl"
     if ns.report_only:
@@ -142,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
                 if (agent.name, ex.name) in done:
                     continue
                 started = time.monotonic()
-                row = _run_one(agent, ex, scratch / agent.name / ex.name)
+                row = _run_one(agent, ex, scratch / agent.name / ex.name, ns.tries)
                 print(f"{ex.name:24} {agent.name:12} pass1={row.get('pass1')} pass2={row.get('pass2')} "
                       f"unchanged={row.get('unchanged')} exit={row.get('exit1')} "
                       f"{time.monotonic() - started:.0f}s", file=sys.stderr)
