@@ -3,8 +3,9 @@
 Asked to "implement the stub in acronym.py", a small model writes a good body under another name
 (``abbreviate`` becomes ``acronym``, ``reverse`` becomes ``reverse_string``), and every test that imports
 the old name fails. So a Python file's rewrite must keep each top-level ``def`` and ``class`` name and each
-function's parameters, unless the request asks to rename, remove or re-sign something; otherwise the edit
-is refused with the names, and the model sends it again.
+function's parameters (names, kinds and order; type hints and defaults may be added), unless the request asks
+to rename, remove or re-sign something; otherwise the edit is refused with the names, and the model sends it
+again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,23 @@ from pathlib import Path
 _MAY_RENAME = re.compile(r"\b(renam|remov|delet|drop|get rid|signature|parameter|argument|merge|split|"
                          r"refactor|restructur|replace)\w*", re.IGNORECASE)
 MAX_CHARS = 200_000
+
+
+def _parameters(args: ast.arguments) -> str:
+    """The parameters as a caller sees them: names, kinds and order, without annotations or defaults (a
+    rewrite that adds type hints or a default keeps every call working)."""
+    out = [a.arg for a in args.posonlyargs]
+    if args.posonlyargs:
+        out.append("/")
+    out += [a.arg for a in args.args]
+    if args.vararg is not None:
+        out.append(f"*{args.vararg.arg}")
+    elif args.kwonlyargs:
+        out.append("*")
+    out += [a.arg for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        out.append(f"**{args.kwarg.arg}")
+    return ", ".join(out)
 
 
 def _signatures(text: str) -> dict[str, str] | None:
@@ -30,7 +48,7 @@ def _signatures(text: str) -> dict[str, str] | None:
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             asynchronous = "async " if isinstance(node, ast.AsyncFunctionDef) else ""
-            out[node.name] = f"{asynchronous}{node.name}({ast.unparse(node.args)})"
+            out[node.name] = f"{asynchronous}{node.name}({_parameters(node.args)})"
         elif isinstance(node, ast.ClassDef):
             out[node.name] = f"class {node.name}"
     return out

@@ -339,3 +339,20 @@ async def test_a_hostile_test_file_is_not_pre_read_and_the_turn_goes_on(
     assert [json.loads(c["function"]["arguments"])["path"] for c in result.messages[2]["tool_calls"]] == [
         "acronym.py", "INSTRUCTIONS.md"]
     assert "not for the model" not in json.dumps([r.body for r in srv.requests])
+
+
+@pytest.mark.parametrize(("before", "after", "kept"), [
+    ("def line_up(name, number):\n    pass\n", "def line_up(name: str, number: int) -> str:\n    return name\n", True),
+    ("def slices(series, length):\n    pass\n", "def slices(series, length=1):\n    return []\n", True),
+    ("def f(a, /, b, *, c, **kw):\n    pass\n", "def f(a: int, /, b: int = 2, *, c: int, **kw: object):\n    pass\n",
+     True),
+    ("def slices(series, length):\n    pass\n", "def slices(length, series):\n    return []\n", False),  # order
+    ("def f(a, b):\n    pass\n", "def f(a, *, b):\n    pass\n", False),  # b is keyword-only now
+    ("def f(*args):\n    pass\n", "def f(*items):\n    pass\n", False),
+])
+def test_a_rewrite_may_add_type_hints_and_defaults_but_not_move_or_rename_parameters(
+        before: str, after: str, kept: bool) -> None:
+    from agentls.agent.tools.keep_names import lost_names
+
+    lost = lost_names(Path("mod.py"), before, after, "Implement the stub in mod.py")
+    assert (lost is None) == kept, lost
