@@ -73,6 +73,8 @@ def table() -> None:
     table = report(rows)
     assert "| agentls | 0/2 (0.0%) | 1/2 (50.0%) | 20.0 | 1 | 1 of 4 runs |" in table
     assert "| bare | 1/2 (50.0%) | 1/2 (50.0%) | 6.0 | 1 | n/a (no exit code) |" in table
+    once = [{**r, "tries": 1, "pass2": r["pass1"], "exit2": None, "false_success2": False} for r in rows]
+    assert "| agentls | 0/2 (0.0%) | not run (--tries 1) | 20.0 | 1 | 1 of 2 runs |" in report(once)
 
 
 if __name__ == "__main__":
