@@ -15,6 +15,7 @@ from . import noop, overwrite
 from .base import JsonObject, ToolContext, ToolFailure, ToolOutput
 from .fences import code_blocks, fence_for
 from .guards import breaks_python, locate, may_change, with_note
+from .imports import with_imports
 from .keep_names import lost_names
 from .matching import without_line_numbers
 from .writing import existing_text, write_checked
@@ -351,6 +352,9 @@ async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[st
         raise ToolFailure(f"this edit was not made: {exc}. Nothing was changed; call edit_file again with the "
                           "change said more precisely (name the line or value).") from None
     new_text, kept = rewritten(base, window, written, change, ctx.request, path)
+    if path.suffix == ".py":  # math.exp() written, import math forgotten (agent/tools/imports.py)
+        new_text, added = with_imports(new_text)
+        kept += [f"added import {name}: the code uses {name} and did not import it" for name in added]
     new_text = new_text.replace("\n", "\r\n") if crlf else new_text
     if new_text == text:
         raise ToolFailure(f"this edit was not made: the rewritten {rel} is the same as before, so nothing changed. "
