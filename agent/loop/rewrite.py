@@ -42,14 +42,14 @@ def _not_run_yet(messages: list[Message], call: ToolCall) -> list[Message]:
 
 
 def rewriter(parts: TurnParts, turn: TurnState, call: ToolCall) -> Rewrite:
-    async def rewrite(instruction: str) -> str:
+    async def rewrite(instruction: str, *, temperature: float | None = None) -> str:
         note: Message = {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
                          "content": instruction}
         extra = [*_not_run_yet(parts.conversation.messages, call), note]  # the instruction comes last
 
         def build() -> Prompt:
-            return replace(request.prompt(parts, turn, extra_messages=extra, temperature=REWRITE_TEMPERATURE),
-                           tool_choice="text")
+            return replace(request.prompt(parts, turn, extra_messages=extra, temperature=REWRITE_TEMPERATURE
+                                          if temperature is None else temperature), tool_choice="text")
 
         await save(parts, turn)  # before every provider call; a failing store does not end the turn
         try:

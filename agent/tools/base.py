@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..host import Host
 from ..profile import GENERAL, ModelProfile
@@ -33,7 +33,14 @@ class ToolOutput:
     usage: Usage | None = None  # tokens the tool's own model calls spent (subagents): added to the turn's
 
 
-Rewrite = Callable[[str], Awaitable[str]]  # an instruction, as a tool result -> the model's reply to it
+
+
+class Rewrite(Protocol):
+    """An instruction, as a tool result -> the model's reply to it (at the rewrite's temperature unless
+    ``temperature`` is given)."""
+
+    async def __call__(self, instruction: str, *, temperature: float | None = None) -> str: ...
+
 
 
 @dataclass

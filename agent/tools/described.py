@@ -3,6 +3,7 @@ checked before it is written (docs/loop.md §9.8)."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import re
@@ -24,6 +25,9 @@ WHOLE_FILE_LINES = 80  # files up to this many lines are rewritten whole
 WINDOW_LINES = 50  # otherwise: this many lines around the place the change names
 MAX_REQUEST_CHARS = 1200
 MAX_REWRITE_CHARS = 16_000  # a window longer than this (long lines) is not asked for
+RESAMPLE_TEMPERATURE = 0.7  # a rewrite that came back unchanged is asked for once more, sampling
+UNCHANGED = ("\nYour reply was the text exactly as it is now, with nothing changed. Reply again with the text "
+             "with the change made.")
 
 # The parameters the small model is shown for edit_file; its calls are validated against ``ACCEPTED_EDIT``: one
 # that sends old_string and new_string anyway gets the ordinary edit.
@@ -325,6 +329,15 @@ def rewritten(text: str, window: Window, written: str, change: str, request: str
     return merged.text, [f"kept {n}" for n in notes] + merged.notes
 
 
+def _new_text(base: str, window: Window, written: str, change: str, request: str,
+              path: Path) -> tuple[str, list[str]]:
+    new_text, kept = rewritten(base, window, written, change, request, path)
+    if path.suffix == ".py":  # math.exp() written, import math forgotten (agent/tools/imports.py)
+        new_text, added = with_imports(new_text)
+        kept += [f"added import {name}: the code uses {name} and did not import it" for name in added]
+    return new_text, kept
+
+
 async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[str], Callable[[str], str]]
                          ) -> ToolOutput:
     """``edit_file {path, change}`` (see the module's docstring); ``shown(rel)``: how read_file shows the file."""
@@ -341,20 +354,22 @@ async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[st
         return with_note(ToolOutput(noop.result_text(missing)), note)
     crlf = "\r\n" in text
     base = text.replace("\r\n", "\n") if crlf else text  # the model reads and writes \n lines
+    asked = ""
     try:
         window = window_for(base, change, ctx.request)
         if len(window.text) > MAX_REWRITE_CHARS:
             raise RewriteRefused(f"the part of {rel} to rewrite is {len(window.text):,} characters, more than the "
                                  "model can write back; send old_string (the exact text) and new_string instead")
-        reply = await ctx.rewrite(instruction(rel, path, window, change, ctx.request))
-        written = extract(reply, window.text)
+        asked = instruction(rel, path, window, change, ctx.request)
+        written = extract(await ctx.rewrite(asked), window.text)
     except RewriteRefused as exc:
         raise ToolFailure(f"this edit was not made: {exc}. Nothing was changed; call edit_file again with the "
                           "change said more precisely (name the line or value).") from None
-    new_text, kept = rewritten(base, window, written, change, ctx.request, path)
-    if path.suffix == ".py":  # math.exp() written, import math forgotten (agent/tools/imports.py)
-        new_text, added = with_imports(new_text)
-        kept += [f"added import {name}: the code uses {name} and did not import it" for name in added]
+    new_text, kept = _new_text(base, window, written, change, ctx.request, path)
+    if new_text == base:  # it wrote the text back as it was (the stub it was shown last): once more, sampling
+        with contextlib.suppress(RewriteRefused):
+            again = extract(await ctx.rewrite(asked + UNCHANGED, temperature=RESAMPLE_TEMPERATURE), window.text)
+            new_text, kept = _new_text(base, window, again, change, ctx.request, path)
     new_text = new_text.replace("\n", "\r\n") if crlf else new_text
     if new_text == text:
         raise ToolFailure(f"this edit was not made: the rewritten {rel} is the same as before, so nothing changed. "

@@ -356,3 +356,26 @@ def test_a_rewrite_may_add_type_hints_and_defaults_but_not_move_or_rename_parame
 
     lost = lost_names(Path("mod.py"), before, after, "Implement the stub in mod.py")
     assert (lost is None) == kept, lost
+
+
+async def test_a_rewrite_that_echoes_the_stub_is_asked_for_once_more_sampling(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """The real model, shown the stub last, wrote it back unchanged (two_bucket.py, complex_numbers.py)."""
+    srv.push(block(STUB), block(DONE), j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    first, again = srv.requests[0].body, srv.requests[1].body
+    assert first["temperature"] == 0 and again["temperature"] == 0.7
+    assert again["messages"][-1]["content"] == first["messages"][-1]["content"] + (
+        "\nYour reply was the text exactly as it is now, with nothing changed. Reply again with the text with the "
+        "change made.")
+    assert again["messages"][:-1] == first["messages"][:-1]  # the same prefix: the prompt cache covers it
+
+
+async def test_a_resampled_rewrite_that_echoes_again_is_one_failed_edit(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(STUB), block(STUB), j("edit_file", path="acronym.py", change="return the first letters"),
+             block(DONE), j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE
+    assert sum("is the same as before" in r for r in results(result)) == 1 and len(srv.requests) == 5
