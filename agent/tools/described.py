@@ -54,6 +54,7 @@ _AT_END = re.compile(r"\b(end|bottom|append|last line|after the last)\b", re.IGN
 _PLACEHOLDER = re.compile(r"^\s*(#|//|--|/\*|\*|<!--)\s*(\.\.\.|…)"
                           r"|^\s*(#|//|--|/\*|<!--)\s*.*\b(rest of|unchanged|existing code|same as before)\b",
                           re.IGNORECASE)
+_STUB_BODY = re.compile(r"^[ \t]+(?:pass|\.\.\.|raise NotImplementedError(?:\(\))?)[ \t]*(?:#.*)?$", re.MULTILINE)
 _STOP_WORDS = frozenset({"the", "and", "for", "with", "that", "this", "from", "into", "file", "line", "lines",
                          "change", "changes", "add", "set", "make", "function", "def", "class", "return", "not"})
 _FENCE_LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
@@ -113,16 +114,23 @@ def window_for(text: str, change: str, request: str) -> Window:
 
 
 def instruction(rel: str, path: Path, window: Window, change: str, request: str) -> str:
-    """What the model is asked, as the result of its own edit_file call."""
+    """What the model is asked, as the result of its own edit_file call: the text as it is, then the request
+    and the change, then what to reply, last (a small model repeats what it read last: shown the stub last,
+    it wrote the stub back)."""
     if len(request) > MAX_REQUEST_CHARS:
         request = request[:MAX_REQUEST_CHARS] + " [...]"
     lang = _FENCE_LANG.get(path.suffix.lower(), "")
     body = window.text
     fence = fence_for(body)  # a README's own ``` blocks stay inside it
-    return (f"To make this change, reply with the new text of {rel} {window.scope()} with the change made, in one "
-            f"{fence} code block. Write every line of it, changed or not. Reply with the code block only: no JSON, "
-            f"no tool call.\nThe user asked: {request.strip()}\nThe change: {change.strip()}\n"
-            f"{rel} {window.scope()} now:\n{fence}{lang}\n{body}{'' if body.endswith(chr(10)) else chr(10)}{fence}")
+    asked = f"The user asked: {request.strip()}\n"
+    if change.strip() not in request:
+        asked += f"The change: {change.strip()}\n"
+    if path.suffix == ".py" and _STUB_BODY.search(body):
+        asked += "Its bodies that are only `pass` or `...` are stubs: write their code.\n"
+    return (f"{rel} {window.scope()} now:\n{fence}{lang}\n{body}{'' if body.endswith(chr(10)) else chr(10)}{fence}\n"
+            f"{asked}To make this change, reply with the new text of {rel} {window.scope()} with the change made, in "
+            f"one {fence} code block. Write every line of it, changed or not. Reply with the code block only: no "
+            "JSON, no tool call.")
 
 
 def _from_json(reply: str, current: str | None) -> str | None:

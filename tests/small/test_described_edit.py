@@ -52,9 +52,10 @@ async def test_the_change_lands_and_the_rewrite_shares_the_transcript(make_agent
     assert rewrite["messages"][len(before["messages"])]["tool_calls"][0]["function"]["name"] == "edit_file"
     ask = rewrite["messages"][-1]
     assert ask["role"] == "tool" and ask["tool_call_id"] == rewrite["messages"][-2]["tool_calls"][0]["id"]
-    assert ask["content"].startswith("To make this change, reply with the new text of greet.py (the whole file)")
-    assert f"The user asked: {ASK}\nThe change: add a docstring to greet\n" in ask["content"]
-    assert f"```python\n{GREET}```" in ask["content"]
+    assert ask["content"].startswith(f"greet.py (the whole file) now:\n```python\n{GREET}```\n")
+    assert f"The user asked: {ASK}\nThe change: add a docstring to greet\nTo make this change, reply with the new " \
+        "text of greet.py (the whole file)" in ask["content"]
+    assert "stubs" not in ask["content"]  # greet.py has none
     assert rewrite["tools"] == before["tools"] and rewrite["tool_choice"] == "none" and rewrite["temperature"] == 0
     # The transcript has the edit's real result, never the instruction or the code block.
     assert after["messages"][:len(before["messages"]) + 1] == rewrite["messages"][:-1]
@@ -137,8 +138,8 @@ async def test_a_long_file_is_rewritten_in_a_window_around_what_the_change_names
     def respond(req: RecordedRequest) -> Reply:
         ask = str(req.body["messages"][-1]["content"])
         seen.append(ask)
-        if ask.startswith("To make this change"):
-            window = ask.split("```python\n", 1)[1].rsplit("```", 1)[0]
+        if "To make this change" in ask:
+            window = ask.split("```python\n", 1)[1].split("\n```\n", 1)[0] + "\n"
             return block(window.replace("return 42", "return 4200"))
         return text("done")
 
@@ -170,13 +171,13 @@ async def test_a_change_to_an_unread_file_shows_it_first_and_asks_nothing(make_a
     refused = results(agent_result)[0]
     assert refused.startswith("error: this edit was not made: read greet.py with read_file before you edit it")
     assert (workspace / "greet.py").read_text() == DOCSTRING
-    assert not str(srv.requests[1].body["messages"][-1]["content"]).startswith("To make this change")
+    assert not str(srv.requests[1].body["messages"][-1]["content"]).endswith("no JSON, no tool call.")
 
 
 async def test_the_file_changed_by_someone_else_during_the_rewrite_is_not_overwritten(
         make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
     def respond(req: RecordedRequest) -> Reply:
-        if str(req.body["messages"][-1]["content"]).startswith("To make this change"):
+        if str(req.body["messages"][-1]["content"]).endswith("no JSON, no tool call."):
             (workspace / "greet.py").write_text(GREET.replace("world", "there"))  # the user saved meanwhile
             return block(DOCSTRING)
         return text("done")

@@ -28,7 +28,7 @@ NO_LICENSE = README[:README.index("\n## License")]
 
 def _instruction(req: RecordedRequest) -> str | None:
     ask = str(req.body["messages"][-1]["content"])
-    return ask if ask.startswith("To make this change") else None
+    return ask if ask.endswith("no JSON, no tool call.") else None
 
 
 @pytest.mark.parametrize("fence", ["````", "```"])
@@ -174,7 +174,7 @@ async def test_a_rewrite_for_one_of_several_calls_answers_every_call_of_the_mess
 
     def respond(req: RecordedRequest) -> Reply:
         ask = str(req.body["messages"][-1]["content"])
-        if ask.startswith("To make this change"):
+        if ask.endswith("no JSON, no tool call."):
             return text("```python\nA = 2\n```" if "a.py" in ask.split("\n")[0] else "```python\nB = 2\n```")
         return text("done")
 
@@ -190,7 +190,7 @@ async def test_a_rewrite_for_one_of_several_calls_answers_every_call_of_the_mess
         at = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
         asked = [c["id"] for c in messages[at]["tool_calls"]]
         answered = [m["tool_call_id"] for m in messages[at + 1:]]
-        assert sorted(answered) == sorted(asked) and messages[-1]["content"].startswith("To make this change")
+        assert sorted(answered) == sorted(asked) and messages[-1]["content"].endswith("no JSON, no tool call.")
     assert [r.split(" (")[0] for r in results(result)[-2:]] == ["Edited a.py", "Edited b.py"]
     assert "not run yet" not in json.dumps(result.messages)  # the stand-ins are never stored
 
