@@ -86,6 +86,16 @@ def nudge_for(parts: TurnParts, turn: TurnState) -> str | None:
                         tool="edit_file" if exists or not named else "write_file")
 
 
+UNMADE_NOTE = "\n\n[agentls: no file was changed; the change asked for in {files} was not made]"
+
+
+def unmade_note(parts: TurnParts, turn: TurnState, changed: bool) -> str | None:
+    """For a small model's answer to a change request that changed no file: the line that says so, after its
+    words (it answered "The stub in dnd_character.py is now implemented" after three failed edits)."""
+    files = unmade(turn, changed)
+    return UNMADE_NOTE.format(files=files) if files and parts.profile.must_act else None
+
+
 def unmade(turn: TurnState, changed: bool) -> str | None:
     """For the turn's result: the files a change request asked for when the turn changed none."""
     if turn.change is None or changed:

@@ -10,7 +10,7 @@ import anyio
 
 from .. import events
 from .exits import Ending
-from .change_request import unmade
+from .change_request import unmade, unmade_note
 from .finalize import finalize
 from .parts import TurnParts
 from .rounds import run_rounds
@@ -97,6 +97,7 @@ async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
     turn = await _start(parts, req)
     try:
         ending = await run_rounds(parts, turn)
+        ending = await _honest_end(parts, turn, ending)
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await finalize(parts, turn, Ending(ExitReason.CANCELLED))
@@ -117,6 +118,20 @@ async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
                       refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
                       last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped,
                       unmade_change=unmade(turn, bool(files_changed)))
+
+
+async def _honest_end(parts: TurnParts, turn: TurnState, ending: Ending) -> Ending:
+    """A small model's answer to a change request that changed nothing gets the line that says so."""
+    text = ending.final_response
+    if ending.reason is not ExitReason.TEXT_RESPONSE or not text:
+        return ending
+    note = unmade_note(parts, turn, bool(turn.outcome.files_changed(parts.conversation.root)))
+    messages = parts.conversation.messages
+    if note is None or not messages or messages[-1].get("role") != "assistant" or messages[-1].get("tool_calls"):
+        return ending
+    await parts.updates.send(events.message_chunk(note))
+    messages[-1] = {**messages[-1], "content": text + note}
+    return replace(ending, final_response=text + note)
 
 
 async def _answered(parts: TurnParts, text: str) -> TurnResult:

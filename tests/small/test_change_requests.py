@@ -132,6 +132,7 @@ async def test_the_agent_makes_the_first_edit_of_the_stub_and_its_rewrite_sees_t
     srv.push(block(DONE), j("final_answer", text="Implemented abbreviate."))
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert result.final_response == "Implemented abbreviate."  # no note: the change was made
     assert [c["function"]["arguments"] for c in result.messages[2]["tool_calls"]] == [
         '{"path": "acronym.py"}', '{"path": "INSTRUCTIONS.md"}', '{"path": "acronym_test.py"}'
     ]  # the context file and the stub's tests are pre-read with the stub
@@ -269,6 +270,9 @@ async def test_a_first_edit_the_model_never_got_right_exits_4(make_agent: AgentF
     result = await make_agent(small_model=True).run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == STUB
     assert result.unmade_change == "acronym.py" and exit_code(result) == 4
+    # its words said otherwise: the answer, stored and streamed, ends with what happened
+    note = "\n\n[agentls: no file was changed; the change asked for in acronym.py was not made]"
+    assert result.final_response.endswith(note) and result.messages[-1]["content"].endswith(note)
     assert footer(result).endswith("change asked for not made: acronym.py; the last tool call failed") or \
         "change asked for not made: acronym.py" in footer(result)
 

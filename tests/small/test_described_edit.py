@@ -198,7 +198,8 @@ async def test_a_failing_model_call_is_a_failed_edit_and_the_turn_goes_on(make_a
     result = await make_agent(small_model=True, max_retries=0).run_conversation(ASK)
     out = results(result)[-1]
     assert out.startswith("error: this edit was not made: the model call that writes it failed:"), out
-    assert result.final_response == "The edit failed." and (workspace / "greet.py").read_text() == GREET
+    assert result.final_response == ("The edit failed.\n\n[agentls: no file was changed; the change asked for in "
+                                     "greet.py was not made]") and (workspace / "greet.py").read_text() == GREET
 
 
 async def test_an_interrupt_during_the_rewrite_stops_the_edit(make_agent: AgentFactory, srv: ScriptedServer,
