@@ -18,6 +18,7 @@ from .fences import code_blocks, fence_for
 from .guards import breaks_python, locate, may_change, with_note
 from .imports import with_imports
 from .keep_names import lost_names
+from .stubs import still_stubs
 from .matching import without_line_numbers
 from .writing import existing_text, write_checked
 
@@ -389,6 +390,9 @@ async def described_edit(ctx: ToolContext, args: JsonObject, shown: Callable[[st
     lost = lost_names(path, text, new_text, ctx.request)
     if lost:
         raise ToolFailure(f"this edit was not made: {lost}. Nothing was changed; call edit_file again.")
+    hollow = still_stubs(path, text, new_text, ctx.request)
+    if hollow:
+        raise ToolFailure(f"this edit was not made: {hollow}. Nothing was changed; call edit_file again.")
     out = await write_checked(ctx, path, text, new_text, "Edited")
     if kept and not out.is_error:
         out.text += "\n[" + "; ".join(kept) + "]"
