@@ -75,19 +75,21 @@ class Endpoints:
         s = self._settings
         return Endpoint(self.provider_name, self.model, s.base_url, self.api_key, s.tool_mode, s.thinking_budget)
 
+    def _all(self) -> list[Endpoint]:
+        """The primary endpoint and the fallbacks, in order."""
+        primary = self._primary()
+        return [primary, *(parse_fallback(f, primary) for f in self._fallbacks)]
+
     def _read_timeout(self) -> float:
         """``request_timeout``, and at least ``LOCAL_READ_TIMEOUT`` when an endpoint is the local model: on a
         CPU it processes a long prompt (a pre-read of instructions and tests: 5,000 tokens at 35 a second)
         before it sends a first byte, and a retry would only start that over."""
-        primary = self._primary()
-        endpoints = [primary, *(parse_fallback(f, primary) for f in self._fallbacks)]
-        local = any(e.provider == "local" for e in endpoints)
+        local = any(e.provider == "local" for e in self._all())
         return max(self._settings.request_timeout, LOCAL_READ_TIMEOUT) if local else self._settings.request_timeout
 
     def _needs_tls(self) -> bool:
         """Whether any endpoint is https (loading the CA bundle costs ~50 ms; local servers don't need it)."""
-        primary = self._primary()
-        for endpoint in [primary, *(parse_fallback(f, primary) for f in self._fallbacks)]:
+        for endpoint in self._all():
             if endpoint.provider != "local" and not (endpoint.base_url or "").startswith("http://"):
                 return True
         return False

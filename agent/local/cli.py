@@ -108,6 +108,10 @@ async def _check(err: TextIO, progress: ProgressBar) -> int:
 PRIME_PROMPT = "Reply with the single word OK."
 
 
+async def _saved(slots: anyio.Path) -> set[str]:
+    return {p.name async for p in slots.glob("*.bin")} if await slots.is_dir() else set()
+
+
 async def _prime(err: TextIO, progress: ProgressBar) -> int:
     """One turn of the embedded model in an empty workspace of its own (``<cache dir>/prime``, the same each
     time): its first request is saved as a slot whose static key (the model, the compact prompt's static
@@ -117,10 +121,9 @@ async def _prime(err: TextIO, progress: ProgressBar) -> int:
         err.write(MISSING_EXTRA_MESSAGE)
         return 2
     from ..agent import AIAgent
-    from .slots import SlotFiles
 
-    slots = SlotFiles(bundled.cache_dir() / "slots")
-    before = set(slots.directory.glob("*.bin")) if slots.directory.is_dir() else set()
+    slots = anyio.Path(bundled.cache_dir() / "slots")  # where LocalModelServer saves them (runtime.py)
+    before = await _saved(slots)
     started = time.monotonic()
     workspace = bundled.cache_dir() / "prime"
     try:
@@ -132,11 +135,11 @@ async def _prime(err: TextIO, progress: ProgressBar) -> int:
         progress.finish()
         err.write(f"agentls: the prompt cache was not primed: {type(exc).__name__}: {exc}\n")
         return 1
-    made = sorted(set(slots.directory.glob("*.bin")) - before) if slots.directory.is_dir() else []
+    made = sorted(await _saved(slots) - before)
     if not made:
         err.write("agentls: the prompt cache was already primed for this model and prompt\n")
         return 0
-    err.write(f"agentls: primed the prompt cache in {time.monotonic() - started:.1f}s ({made[0].name})\n")
+    err.write(f"agentls: primed the prompt cache in {time.monotonic() - started:.1f}s ({made[0]})\n")
     return 0
 
 

@@ -291,7 +291,8 @@ EDIT_FILE = Tool(
         "replace_all": {"type": "boolean", "description": "Replace every occurrence"}},
         "required": ["path", "old_string", "new_string"], "additionalProperties": False},
     kind="edit", run=edit_file, paths=_path_of, title=_title("Edit"),  # type: ignore[arg-type]
-    timeout=300.0,  # a small model's edit said in words waits for the model to write the text (described.py)
+    # an edit the editor applies; one said in words has no tool limit, its model call the provider's (tool_runner.py)
+    timeout=300.0,
     short="Change a file: say in words what to change; you get the diff of what was changed.",
     names_existing_file=True,  # its small-model arguments are the described edit's (agent/local/prompt.py)
     guide="Prefer `edit_file` for small changes: `old_string` must match the file exactly (whitespace included) "

@@ -17,7 +17,8 @@ import builtins
 import importlib
 import symtable
 
-MAX_CHARS = 200_000
+from .keep_names import parsed
+
 MODULES = frozenset({
     "abc", "array", "base64", "bisect", "calendar", "collections", "copy", "dataclasses", "datetime", "decimal",
     "enum", "fractions", "functools", "hashlib", "heapq", "itertools", "json", "math", "operator", "os",
@@ -48,12 +49,14 @@ def _free_globals(table: symtable.SymbolTable, module: symtable.SymbolTable, out
 
 def missing_imports(text: str) -> list[str]:
     """The standard-library modules ``text`` uses as ``module.attr`` without importing or defining them."""
-    if len(text) > MAX_CHARS:
-        return []
+    tree = parsed(text)
+    return _missing(tree, text) if tree is not None else []
+
+
+def _missing(tree: ast.Module, text: str) -> list[str]:
     try:
-        tree = ast.parse(text)
         table = symtable.symtable(text, "<rewrite>", "exec")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError):  # parses, but does not compile (a nonlocal with no binding)
         return []
     if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
         return []
@@ -89,12 +92,13 @@ def _insert_at(tree: ast.Module) -> int:
 
 def with_imports(text: str) -> tuple[str, list[str]]:
     """``text`` with the imports it lacks (``missing_imports``) added, and the modules added."""
-    missing = missing_imports(text)
-    if not missing:
+    tree = parsed(text)
+    missing = _missing(tree, text) if tree is not None else []
+    if tree is None or not missing:
         return text, []
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.splitlines(keepends=True)
-    at = _insert_at(ast.parse(text))
+    at = _insert_at(tree)
     if at and lines[at - 1] and not lines[at - 1].endswith(("\n", "\r")):
         lines[at - 1] += newline
     added = [f"import {name}{newline}" for name in missing]

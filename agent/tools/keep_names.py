@@ -36,13 +36,21 @@ def _parameters(args: ast.arguments) -> str:
     return ", ".join(out)
 
 
-def _signatures(text: str) -> dict[str, str] | None:
-    """Each top-level function's ``name(params)`` and class's ``class Name``; None when it does not parse."""
+def parsed(text: str) -> ast.Module | None:
+    """``text`` as Python, or None when it does not parse or is longer than ``MAX_CHARS`` (the rewrite checks
+    of a small model's edits: names kept, stubs implemented, imports added)."""
     if len(text) > MAX_CHARS:
         return None
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError):
+        return None
+
+
+def _signatures(text: str) -> dict[str, str] | None:
+    """Each top-level function's ``name(params)`` and class's ``class Name``; None when it does not parse."""
+    tree = parsed(text)
+    if tree is None:
         return None
     out: dict[str, str] = {}
     for node in tree.body:

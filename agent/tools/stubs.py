@@ -14,8 +14,9 @@ import ast
 import re
 from pathlib import Path
 
+from .keep_names import parsed
+
 _IMPLEMENT = re.compile(r"\b(implement|complete|finish|fill|write|solve|make .* work)\w*", re.IGNORECASE)
-MAX_CHARS = 200_000
 
 
 def _is_stub(body: list[ast.stmt]) -> bool:
@@ -33,11 +34,8 @@ def _is_stub(body: list[ast.stmt]) -> bool:
 
 def stubs(text: str) -> set[str] | None:
     """The stub functions and methods of ``text`` (``Class.method`` for a method); None when it does not parse."""
-    if len(text) > MAX_CHARS:
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = parsed(text)
+    if tree is None:
         return None
     out: set[str] = set()
 

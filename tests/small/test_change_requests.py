@@ -329,7 +329,7 @@ async def test_a_first_edit_whose_rewrite_outlasts_the_tool_s_own_time_limit_sti
     assert not any("timed out" in r for r in results(result))
 
 
-@pytest.mark.parametrize("kind", ["fifo", "symlink out"])
+@pytest.mark.parametrize("kind", ["fifo", "symlink out", "one huge line"])
 async def test_a_hostile_test_file_is_not_pre_read_and_the_turn_goes_on(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, tmp_path: Path, kind: str) -> None:
     import os
@@ -337,9 +337,11 @@ async def test_a_hostile_test_file_is_not_pre_read_and_the_turn_goes_on(
     (exercise / "acronym_test.py").unlink()
     if kind == "fifo":
         os.mkfifo(exercise / "acronym_test.py")  # an open() of it would wait for a writer forever
-    else:
+    elif kind == "symlink out":
         (tmp_path / "secret.py").write_text("TOKEN = 'not for the model'\n" * 50)
         (exercise / "acronym_test.py").symlink_to(tmp_path / "secret.py")
+    else:  # a minified or generated file: its first line alone is over the pre-read's room
+        (exercise / "acronym_test.py").write_text("x = '" + "not for the model " * 2000 + "'\n")
     srv.push(block(DONE), j("final_answer", text="Implemented abbreviate."))
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0

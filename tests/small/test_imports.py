@@ -39,6 +39,7 @@ def test_a_used_standard_module_is_imported_after_the_imports(source: str, expec
     "def f():\n    return antigravity.fly()\n",  # a standard module, never imported here to check it
     "def f():\n    return math\n",  # not only as math.attr
     "def f(:\n    return math.pi\n",  # does not parse
+    "def f():\n    nonlocal x\n    return math.pi\n",  # parses, but does not compile
     "class C:\n    math = 1\n    def f(self):\n        return self.math\n",
     "def f():\n    import math\n    return math.pi\n",  # imported where it is used
 ])
