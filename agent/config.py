@@ -55,6 +55,8 @@ class Settings:
     small_model: bool | None = None
     # A small model's change request of one file: the agent makes its first edit (docs/loop.md §9.10)
     first_edit: bool = True
+    # ... and when the file's tests sit beside it, the agent runs them after the edit and repairs what fails (§9.11)
+    check_tests: bool = True
     stream: bool = True
     aux_model: str | None = None
     # "model": the auxiliary model names the session; "prompt": first line of the prompt

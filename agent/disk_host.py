@@ -38,6 +38,8 @@ UpdateCallback = Callable[[SessionUpdate], Awaitable[None] | None]
 class DiskHost:
     """Reads and writes the disk; runs commands itself; cannot ask the user (the policy decides)."""
 
+    can_ask = False  # the agent's own steps that would only be refused are not taken (agent/loop/test_check.py)
+
     def __init__(self, root: Path | str, on_update: UpdateCallback | None = None) -> None:
         self._root = Path(root).resolve()
         self._on_update = on_update

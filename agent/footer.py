@@ -49,6 +49,8 @@ def footer(result: TurnResult) -> str:
         parts.append(f"tool use stopped: {result.tools_stopped}")
     if result.unmade_change:
         parts.append(f"change asked for not made: {result.unmade_change}")
+    if result.tests_failing:
+        parts.append(f"tests still failing: {result.tests_failing}")
     if result.last_call_failed and result.exit_reason is ExitReason.TEXT_RESPONSE:
         parts.append("the last tool call failed")
     return "; ".join(parts)
@@ -58,7 +60,8 @@ def summary(result: TurnResult) -> str | None:
     """The footer for an editor's end of turn, or None when there is nothing to report (no file changed and
     nothing failed, was refused or stopped: a question answered from reads alone)."""
     if not (result.files_changed or result.failed_calls or result.refused or result.failed_edits
-            or result.tools_stopped or result.unmade_change or (result.last_call_failed and result.exit_reason is ExitReason.TEXT_RESPONSE)):
+            or result.tools_stopped or result.unmade_change or result.tests_failing
+            or (result.last_call_failed and result.exit_reason is ExitReason.TEXT_RESPONSE)):
         return None
     return footer(result)
 
@@ -68,11 +71,13 @@ def summary_json(result: TurnResult) -> dict[str, object]:
     return {"summary": summary(result), "filesChanged": [c.to_json() for c in result.files_changed],
             "failedCalls": [c.to_json() for c in result.failed_calls], "refused": [r.to_json() for r in result.refused],
             "editsFailed": edits_failed(result), "lastCallFailed": result.last_call_failed,
-            "toolsStopped": result.tools_stopped, "changeNotMade": result.unmade_change}
+            "toolsStopped": result.tools_stopped, "changeNotMade": result.unmade_change,
+            "testsFailing": result.tests_failing}
 
 
 def edits_failed(result: TurnResult) -> bool:
     """An edit the model attempted did not land: it failed (and no later edit of the file made it good) or
-    was refused; or the request asked for a change and no file changed (``unmade_change``)."""
+    was refused; or the request asked for a change and no file changed (``unmade_change``); or the tests
+    agentls ran after the change still fail (``tests_failing``)."""
     return bool(result.failed_edits) or any(r.action == "edit" for r in result.refused) or \
-        bool(result.unmade_change)
+        bool(result.unmade_change) or bool(result.tests_failing)

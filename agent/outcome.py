@@ -104,6 +104,10 @@ class OutcomeRecorder:
         """The files an edit of this turn was applied to."""
         return set(self._after)
 
+    def written(self, path: Path) -> str | None:
+        """What this turn's last applied edit of ``path`` wrote (None: none was applied, or it deleted it)."""
+        return self._after.get(path)
+
     def refusal(self, action: str, title: str, text: str, mode: str) -> None:
         self.refused.append(Refusal("edit" if action == "edit" else "command", title, refusal_reason(text, mode)))
 

@@ -41,6 +41,7 @@ class ModelProfile:
     temperature: float | None = None  # when the temperature setting is not set
     model_titles: bool = True  # whether the titles setting "model" may spend a model call on a title
     first_edit: bool = False  # a change request of one file: the agent's own edit_file of it first (loop/first_edit.py)
+    check_tests: bool = False  # ... then its tests run, and what fails is repaired (loop/test_check.py)
 
     @classmethod
     def of(cls, settings: Settings) -> ModelProfile:
@@ -52,7 +53,8 @@ class ModelProfile:
         return replace(SMALL if small else GENERAL,
                        json_tools=(settings.tool_mode or ("json" if local else "native")) == "json",
                        max_tokens=LOCAL_MAX_TOKENS if local else None, temperature=0.0 if local else None,
-                       model_titles=not local, first_edit=small and settings.first_edit)
+                       model_titles=not local, first_edit=small and settings.first_edit,
+                       check_tests=small and settings.check_tests)
 
     async def system_prompt(self, root: Path, root_context: str | None, extra: str | None,
                             tools: Sequence[Tool], workflows: str | None = None) -> str:
@@ -74,4 +76,5 @@ class ModelProfile:
 GENERAL = ModelProfile("general", compact=False, described_edits=False, preread=False, resamples=0,
                        must_act=False, continues_cut_answers=True, guarded_writes=False, delegate=True)
 SMALL = ModelProfile("small", compact=True, described_edits=True, preread=True, resamples=SMALL_RESAMPLES,
-                     must_act=True, continues_cut_answers=False, guarded_writes=True, delegate=False, first_edit=True)
+                     must_act=True, continues_cut_answers=False, guarded_writes=True, delegate=False, first_edit=True,
+                     check_tests=True)

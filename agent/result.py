@@ -43,6 +43,7 @@ class TurnResult(Mapping[str, object]):
     last_call_failed: bool = False  # the last tool call before the answer failed: the answer is not grounded
     tools_stopped: str | None = None  # why tool use was stopped for the rest of the turn (the loop guard)
     unmade_change: str | None = None  # a change request that changed no file: the files it asked for (loop/change_request.py)
+    tests_failing: str | None = None  # the tests agentls ran after the change still fail: "x_test.py (2 of 9 tests failed)"
 
     @property
     def completed(self) -> bool:
@@ -77,7 +78,7 @@ class TurnResult(Mapping[str, object]):
 
     def to_json(self) -> dict[str, object]:
         """The result as ``agentls run --json`` prints it: the mapping view without the optional keys that are
-        unset (``error``, ``pending_steer``, ``cleanup_errors``, ``tools_stopped``, ``unmade_change``)."""
+        unset (``error``, ``pending_steer``, ``cleanup_errors``, ``tools_stopped``, ``unmade_change``, ``tests_failing``)."""
         return {key: value(self) for key, value in _VIEW.items() if key not in _OPTIONAL or _OPTIONAL[key](self)}
 
 
@@ -103,9 +104,10 @@ _VIEW: dict[str, Callable[[TurnResult], object]] = {
     "last_call_failed": lambda r: r.last_call_failed,
     "tools_stopped": lambda r: r.tools_stopped,
     "unmade_change": lambda r: r.unmade_change,
+    "tests_failing": lambda r: r.tests_failing,
 }
 _OPTIONAL: dict[str, Callable[[TurnResult], object]] = {
     "error": lambda r: r.error is not None, "pending_steer": lambda r: r.pending_steer is not None,
     "cleanup_errors": lambda r: r.cleanup_errors, "tools_stopped": lambda r: r.tools_stopped,
-    "unmade_change": lambda r: r.unmade_change,
+    "unmade_change": lambda r: r.unmade_change, "tests_failing": lambda r: r.tests_failing,
 }

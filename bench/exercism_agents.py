@@ -98,7 +98,10 @@ class AgentlsAgent:
 
     def attempt(self, folder: Path, ex: Exercise, message: str, *, first: bool) -> Try:
         extra = ["--session", self.session] if self.session and not first else []
-        cmd = [sys.executable, "-m", "agentls.server", "run", "-w", str(folder), "--json", "--quiet", *extra, message]
+        # --approval yolo: commands run unasked (still in the OS sandbox), so agentls may run the tests it was
+        # given after its edit (docs/loop.md §9.11); the default auto-edit refuses commands in a headless run
+        cmd = [sys.executable, "-m", "agentls.server", "run", "-w", str(folder), "--json", "--quiet",
+               "--approval", "yolo", *extra, message]
         started = time.monotonic()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, env=_clean_env(self.data), cwd=ROOT,

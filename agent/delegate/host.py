@@ -69,6 +69,10 @@ class ChildHost:
     async def run_command(self, spec: CommandSpec) -> CommandResult:
         return await self.parent.run_command(replace(spec, tool_call_id=self.call_id(spec.tool_call_id)))
 
+    @property
+    def can_ask(self) -> bool:
+        return bool(getattr(self.parent, "can_ask", True))
+
     async def request_permission(self, request: PermissionRequest) -> PermissionDecision | None:
         return await self.parent.request_permission(replace(request, tool_call_id=self.call_id(request.tool_call_id)))
 

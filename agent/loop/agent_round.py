@@ -25,6 +25,9 @@ async def agent_round(parts: TurnParts, turn: TurnState, calls: list[ToolCall], 
         {"role": "assistant", "content": "", "tool_calls": calls, "meta": meta}, messages)
     prepared = prepare_calls(message.get("tool_calls") or [], parts.registry, truncated=False,
                              parameters=parts.views.parameters)  # as a call of the model would be
+    for p in prepared:  # counted like the model's: a model that copies the agent's failed call word for word
+        if p.error is None:  # is stopped one copy sooner (it runs here whatever the count)
+            turn.guard.see(p.call["function"]["name"], p.args, p.call["function"]["arguments"], turn.iterations)
     messages.append({**message, "tool_calls": [p.call for p in prepared]})
     named = await announce(parts, prepared)
     await run_calls(parts, turn, prepared, named)

@@ -74,7 +74,7 @@ def find_tests(target: str, files: list[str]) -> str | None:
     return (beside or found)[0] if found else None
 
 
-def _regular(root: Path, file: str) -> Path | None:
+def regular_file(root: Path, file: str) -> Path | None:
     """``root / file`` when it is a regular file inside the workspace (not a FIFO that would block the open,
     not a symlink out), else None."""
     path = root / file
@@ -88,7 +88,7 @@ def _regular(root: Path, file: str) -> Path | None:
 
 
 def _size(root: Path, file: str) -> int:
-    path = _regular(root, file)
+    path = regular_file(root, file)
     try:
         return path.stat().st_size if path is not None else 0
     except OSError:
@@ -98,7 +98,7 @@ def _size(root: Path, file: str) -> int:
 def _lines_within(root: Path, file: str, room: int) -> tuple[int, bool]:
     """How many of the file's first lines fit in ``room`` characters (``TEST_LINES`` at most; 0 when unreadable),
     and whether that is all of them."""
-    path = _regular(root, file)
+    path = regular_file(root, file)
     if path is None:
         return 0, False
     try:
@@ -166,6 +166,7 @@ async def preread(parts: TurnParts, turn: TurnState) -> None:
         return
     if change is not None:
         turn.change_targets = tuple(targets)
+        turn.target_tests = find_tests(targets[0], workspace) if len(targets) == 1 else None
     with contextlib.suppress(OutsideWorkspace):  # a listed symlink out: nothing to wait for
         turn.named_files = tuple(resolve_in_workspace(conversation.root, f) for f in targets)
     turn.changes_only = len(set(_TOKEN.findall(text))) == len(files) and not _CREATE.search(text)

@@ -61,6 +61,9 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
         return None
     if str(last.get("content", "")).startswith(NOTHING_TO_CHANGE):
         return "none"  # an honest no-op (tools/noop.py): the next step may only answer
+    if turn.tests.runs and turn.named_files and set(turn.named_files) <= turn.outcome.applied() and \
+            _checked_last(messages, parts.conversation.turn_user or 0):
+        return "none"  # the agent ran the tests and made its repairs (loop/test_check.py): the model answers
     if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
     if not parts.profile.must_act or (failed := _edit_failed(last)) is None:
@@ -70,6 +73,15 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
     if not failed and turn.named_files and set(turn.named_files) <= turn.outcome.applied():
         return "none"  # every file the request names is changed: it otherwise goes on "improving" them
     return None
+
+
+def _checked_last(messages: list[Message], start: int) -> bool:
+    """The turn's last agent-made step was the tests check or its repair (not a model's edit since)."""
+    for m in reversed(messages[start:]):
+        meta = m.get("meta") or {}
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            return bool(meta.get("test_check") or meta.get("test_repair"))
+    return False
 
 
 EDIT_RETRIES = 3  # failed edits in a turn after which a small model may answer instead of trying again

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import request
+from .focused import focused_prompt
 from .parts import TurnParts
 from .save import save
 from .state import TurnState
@@ -30,6 +31,15 @@ def request_text(parts: TurnParts) -> str:
     return text_of(message) if message is not None else ""
 
 
+def _agent_made(messages: list[Message], call: ToolCall) -> bool:
+    """``call`` is the agent's own first edit or test repair (loop/first_edit.py, loop/test_check.py)."""
+    for m in reversed(messages):
+        if m.get("role") == "assistant" and any(c["id"] == call["id"] for c in m.get("tool_calls") or []):
+            meta = m.get("meta") or {}
+            return bool(meta.get("first_edit") or meta.get("test_repair"))
+    return False
+
+
 def _not_run_yet(messages: list[Message], call: ToolCall) -> list[Message]:
     """Stand-in results for the calls of ``call``'s message that come after it: a request must answer every
     call of an assistant message (OpenAI's API refuses it otherwise), and they have not run yet."""
@@ -42,14 +52,18 @@ def _not_run_yet(messages: list[Message], call: ToolCall) -> list[Message]:
 
 
 def rewriter(parts: TurnParts, turn: TurnState, call: ToolCall) -> Rewrite:
+    own = _agent_made(parts.conversation.messages, call)
+
     async def rewrite(instruction: str, *, temperature: float | None = None) -> str:
         note: Message = {"role": "tool", "tool_call_id": call["id"], "name": call["function"]["name"],
                          "content": instruction}
         extra = [*_not_run_yet(parts.conversation.messages, call), note]  # the instruction comes last
+        heat = REWRITE_TEMPERATURE if temperature is None else temperature
 
         def build() -> Prompt:
-            return replace(request.prompt(parts, turn, extra_messages=extra, temperature=REWRITE_TEMPERATURE
-                                          if temperature is None else temperature), tool_choice="text")
+            if own:  # the agent's first edit or repair: the bare question (loop/focused.py)
+                return focused_prompt(parts, instruction, heat)
+            return replace(request.prompt(parts, turn, extra_messages=extra, temperature=heat), tool_choice="text")
 
         await save(parts, turn)  # before every provider call; a failing store does not end the turn
         try:

@@ -14,6 +14,7 @@ from .first_edit import first_edit
 from .preread import preread
 from .save import save
 from .state import TurnState
+from .test_check import check_tests
 from ..providers.errors import ProviderError
 from ..result import ExitReason
 from ..types import Message, text_of
@@ -77,6 +78,7 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
     partial: str | None = None  # text of a reply cut off by the output limit, being continued
     await preread(parts, turn)  # a small model first gets the files its request names (agent/loop/preread.py)
     await first_edit(parts, turn)  # ... and on a change request of one file, its edit (agent/loop/first_edit.py)
+    await check_tests(parts, turn)  # ... checked against the file's tests, and repaired (agent/loop/test_check.py)
     while True:
         if control.interrupt_requested:
             raise Interrupted()
@@ -118,6 +120,10 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
             messages.append({**message, "tool_calls": [p.call for p in prepared]})
             named = await announce(parts, prepared)
             await run_calls(parts, turn, prepared, named)  # appends and persists the results as they land
+            if control.interrupt_requested:
+                await save(parts, turn)
+                raise Interrupted()
+            await check_tests(parts, turn)
             if control.interrupt_requested:
                 await save(parts, turn)
                 raise Interrupted()

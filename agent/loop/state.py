@@ -12,6 +12,14 @@ from ..types import Message
 
 
 @dataclass
+class TestsChecked:
+    """A small model's change checked against its tests this turn (loop/test_check.py)."""
+    runs: int = 0
+    checked: str | None = None  # the target's text at the last run
+    failing: str | None = None  # "acronym_test.py (3 of 9 tests failed)" after a failing last run
+
+
+@dataclass
 class TurnState:
     task_id: str | None
     runtime_context: str | None = None
@@ -31,4 +39,6 @@ class TurnState:
     changes_only: bool = False  # ... and it names no other file and asks to create nothing
     change: ChangeRequest | None = None  # a small model's request that asks for a change (loop/change_request.py)
     change_targets: tuple[str, ...] = ()  # ... the workspace files it asks to change
+    target_tests: str | None = None  # ... the test file of its one target (loop/preread.py find_tests)
+    tests: TestsChecked = field(default_factory=lambda: TestsChecked())  # ... run after an edit of it landed
     change_nudged: bool = False  # ... the one nudge after an answer with no edit attempted was given

@@ -15,6 +15,7 @@ from .finalize import finalize
 from .parts import TurnParts
 from .rounds import run_rounds
 from .state import TurnState
+from .test_check import failing_note
 from ..replay import replay_updates
 from ..result import ExitReason, TurnResult
 from ..sessions.lease import SessionBusy
@@ -117,15 +118,16 @@ async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
                       files_changed=files_changed, failed_calls=outcome.failed_calls(),
                       refused=tuple(outcome.refused), failed_edits=outcome.failed_edits(),
                       last_call_failed=outcome.last_call_failed, tools_stopped=outcome.tools_stopped,
-                      unmade_change=unmade(turn, bool(files_changed)))
+                      unmade_change=unmade(turn, bool(files_changed)), tests_failing=turn.tests.failing)
 
 
 async def _honest_end(parts: TurnParts, turn: TurnState, ending: Ending) -> Ending:
-    """A small model's answer to a change request that changed nothing gets the line that says so."""
+    """A small model's answer to a change request that changed nothing gets the line that says so; one whose
+    change still fails the tests agentls ran after it, the line that says that."""
     text = ending.final_response
     if ending.reason is not ExitReason.TEXT_RESPONSE or not text:
         return ending
-    note = unmade_note(parts, turn, bool(turn.outcome.files_changed(parts.conversation.root)))
+    note = unmade_note(parts, turn, bool(turn.outcome.files_changed(parts.conversation.root))) or failing_note(turn)
     messages = parts.conversation.messages
     if note is None or not messages or messages[-1].get("role") != "assistant" or messages[-1].get("tool_calls"):
         return ending

@@ -142,7 +142,8 @@ async def test_the_agent_makes_the_first_edit_of_the_stub_and_its_rewrite_sees_t
     rewrite = srv.requests[0].body  # the model's first call writes the file
     assert "response_format" not in rewrite and "Graphics -> PNG" in json.dumps(rewrite["messages"])
     assert "from acronym import abbreviate" in json.dumps(rewrite["messages"])
-    assert rewrite["messages"][-1]["content"].startswith("acronym.py (the whole file) now:\n```python\n")
+    asked = rewrite["messages"][-1]["content"]  # one plain message (loop/focused.py): the files, then the stub
+    assert asked.index("INSTRUCTIONS.md:\n") < asked.index("acronym.py (the whole file) now:\n```python\n")
     assert rewrite["messages"][-1]["content"].endswith("no JSON, no tool call.")  # what to reply comes last
     assert "Its bodies that are only `pass` or `...` are stubs: write their code.\n" in rewrite["messages"][-1][
         "content"] and "The change:" not in rewrite["messages"][-1]["content"]  # the change is the request's own

@@ -1,0 +1,79 @@
+"""The bare question behind the agent's own edits for a small model (docs/loop.md §9.11).
+
+The first edit (loop/first_edit.py) and a test repair (loop/test_check.py) are edits the agent chose, so their
+rewrite need not be asked inside the agent's transcript, under a system prompt of tools and a history of JSON
+calls. It is asked as one plain chat message, the way the same model does best on its own: the files the
+pre-read showed (the instructions, the tests; without read_file's line numbers), for a repair the failing
+run's output, then the edit's instruction (the file as it is, the request, the change, what to reply, last).
+Measured on Exercism's stubs, a 1.5B model asked inside the transcript echoed the file it was shown; asked
+this way it wrote code. The guards of the described edit apply to the reply as to any rewrite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import PurePosixPath
+
+from .parts import TurnParts
+from ..model_caller import Prompt
+from ..tools.fences import fence_for
+from ..tools.matching import without_line_numbers
+from ..types import Message, text_of
+
+SYSTEM = "You are an expert programmer. You write complete, correct code, and follow the requested reply format."
+MAX_OUTPUT_CHARS = 4000  # of the failing run's output: its start (the first failures) is what a repair needs
+_LANG = {".py": "python", ".md": "markdown", ".js": "javascript", ".ts": "typescript", ".toml": "toml",
+         ".json": "json"}
+
+
+def _path_of(call_args: str) -> str | None:
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        path = json.loads(call_args).get("path")
+        return path if isinstance(path, str) else None
+    return None
+
+
+def _preread(messages: list[Message], start: int) -> list[tuple[str, str]]:
+    """The pre-read's files this turn: (path, text without read_file's line numbers)."""
+    out: list[tuple[str, str]] = []
+    for i, m in enumerate(messages[start:], start):
+        if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
+            continue
+        paths = {c["id"]: _path_of(c["function"]["arguments"]) for c in m.get("tool_calls") or []}
+        for r in messages[i + 1:]:
+            if r.get("role") != "tool":
+                break
+            path, text = paths.get(str(r.get("tool_call_id"))), text_of(r)
+            if path and not text.startswith("error"):
+                out.append((path, without_line_numbers(text) or text))
+    return out
+
+
+def _last_run(messages: list[Message], start: int) -> str | None:
+    """The output of the turn's last test run by the agent, when it comes after every edit."""
+    for i in range(len(messages) - 1, start - 1, -1):
+        m = messages[i]
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            if (m.get("meta") or {}).get("test_repair"):
+                continue  # the repair being asked for now
+            if not (m.get("meta") or {}).get("test_check"):
+                return None
+            result = messages[i + 1] if i + 1 < len(messages) else None
+            return text_of(result) if result is not None and result.get("role") == "tool" else None
+    return None
+
+
+def focused_prompt(parts: TurnParts, instruction: str, temperature: float) -> Prompt:
+    conversation = parts.conversation
+    messages, start = conversation.messages, conversation.turn_user or 0
+    shown = [f"{path}:\n{fence_for(text)}{_LANG.get(PurePosixPath(path).suffix, '')}\n{text.rstrip()}\n{fence_for(text)}"
+             for path, text in _preread(messages, start) if not instruction.startswith(f"{path} ")]
+    run = _last_run(messages, start)
+    if run is not None:
+        cut = run if len(run) <= MAX_OUTPUT_CHARS else run[:MAX_OUTPUT_CHARS] + "\n[... output cut ...]"
+        fence = fence_for(cut)
+        shown.append(f"The tests were run:\n{fence}\n{cut.rstrip()}\n{fence}")
+    content = "\n\n".join([*shown, instruction])
+    return Prompt(system=SYSTEM, messages=[{"role": "user", "content": content}], tools=(), tool_choice="text",
+                  temperature=temperature)

@@ -1,0 +1,142 @@
+"""A small model's change is checked against the tests that came with it (docs/loop.md §9.11).
+
+On a change request of one file whose tests the pre-read found (``acronym_test.py`` beside ``acronym.py``:
+loop/preread.py), once an edit of the file landed the agent runs those tests itself, as a ``terminal`` call
+like the model's (the editor shows it, the approval policy and the OS sandbox apply), and when some fail it
+makes the repair its own ``edit_file {path, change}``: the change names the failing tests, their lines and
+their errors, and the rewrite sees the run's whole output above it. Then the tests run again: at most
+``MAX_RUNS`` runs and ``MAX_RUNS - 1`` repairs a turn. A 1.5B model that wrote ``'PNG '`` for ``'PNG'`` reads
+the assertion and fixes it; asked to answer instead, it said "implemented".
+
+Only Python tests (``unittest`` for a file that uses it, else ``pytest``), only when the command may run
+without a refusal (approval ``yolo``, an "always allow" for it, or a client that can ask: in ``agentls run``
+the default ``auto-edit`` refuses commands unasked, so there is no check; ``--approval yolo`` has one), and
+only while the output says how many tests ran (a missing pytest, a test file that does not parse: no repair,
+never a guess). A run that ends failing is the turn's ``tests_failing`` (the footer, exit code 4, and a line
+after the answer). The setting ``check_tests = false`` turns it off.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path, PurePosixPath
+
+import anyio
+
+from .agent_round import agent_round, calls_of
+from .parts import TurnParts
+from .preread import regular_file
+from .state import TurnState
+from .test_output import TestRun, read_run
+from ..permissions import command_key
+from ..tools.venv import venv_env
+from ..types import text_of
+
+MAX_RUNS = 3  # test runs a turn; each failing one but the last is followed by a repair
+TEST_TIMEOUT = 60.0  # seconds; an implementation that loops forever is killed and the repair says so
+FAILING_NOTE = "\n\n[agentls: {test} still fails after the change: {summary}]"
+
+
+def command_for(test: str, text: str, venv: bool) -> str:
+    """The command that runs ``test`` (relative to the workspace root) from the root: unittest's runner for a
+    file written for it (no pytest needed), else pytest; ``-B`` leaves no ``__pycache__`` behind."""
+    python = "python" if venv else "python3"
+    quoted = shlex.quote(test)
+    if "unittest" in text and "import pytest" not in text and "from pytest" not in text:
+        return f"{python} -B -m unittest {quoted}"
+    return f"{python} -B -m pytest -q --tb=short -p no:cacheprovider {quoted}"
+
+
+def _may_run(parts: TurnParts, command: str) -> bool:
+    policy = parts.tools.policy
+    decision = policy.decide("execute", command_key(command), False)
+    if decision == "allow":
+        return True
+    if decision == "deny" or policy.mode == "plan":
+        return False
+    return bool(getattr(parts.host, "can_ask", True)) or policy.unattended("execute", False) == "allow"
+
+
+def _read(root: Path, rel: str) -> str | None:
+    """The test file's text when it is a regular file inside the workspace (not a FIFO, not a symlink out)."""
+    path = regular_file(root, rel)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace") if path is not None else None
+    except OSError:
+        return None
+
+
+def repair_request(target: str, test: str, run: TestRun, timed_out: bool) -> str:
+    if timed_out:
+        return (f"Fix {target}: running {test} did not finish within {TEST_TIMEOUT:g} s, so the code probably "
+                "loops forever or is far too slow. Make it finish, and keep it correct.")
+    lines = "\n".join(f"- {f}" for f in run.failures)
+    return (f"The tests in {test} fail as shown above ({run.summary()}):\n{lines}\nThe tests are correct, don't "
+            f"change them. Fix the code in {target} to resolve the errors.")
+
+
+async def check_tests(parts: TurnParts, turn: TurnState) -> None:
+    """After the first edit and after each tool round: run the tests if an edit of the target landed since
+    the last run, and repair what fails."""
+    found = _test_of(parts, turn)
+    if found is None:
+        return
+    target, test = found
+    root, state = parts.conversation.root, turn.tests
+    while state.runs < MAX_RUNS and not turn.outcome.tools_stopped:
+        written = turn.outcome.written(root / target)
+        if written is None or written == state.checked:
+            return  # no landed edit since the last run
+        text = await anyio.to_thread.run_sync(_read, root, test)
+        if text is None:
+            return
+        command = command_for(test, text, await venv_env(root) is not None)
+        if not _may_run(parts, command):
+            return
+        state.checked = written
+        state.runs += 1
+        result = await _run(parts, turn, command)
+        if result is None or (result[0].passed and not result[1]):
+            state.failing = None
+            return
+        run, timed_out = result
+        state.failing = f"{test} ({'timed out' if timed_out else run.summary()})"
+        if state.runs >= MAX_RUNS:
+            return
+        await agent_round(parts, turn, calls_of("edit_file", [
+            {"path": target, "change": repair_request(target, test, run, timed_out)}], "test_repair"),
+            {"test_repair": True})
+
+
+def _test_of(parts: TurnParts, turn: TurnState) -> tuple[str, str] | None:
+    if not parts.profile.check_tests or turn.change is None or len(turn.change_targets) != 1 or \
+            "terminal" not in parts.registry.names or "edit_file" not in parts.registry.names:
+        return None
+    target, test = turn.change_targets[0], turn.target_tests
+    if test is None or PurePosixPath(test).suffix != ".py" or PurePosixPath(target).suffix != ".py":
+        return None
+    return target, test
+
+
+async def _run(parts: TurnParts, turn: TurnState, command: str) -> tuple[TestRun, bool] | None:
+    """The run's reading (and whether it timed out), or None when the output does not say."""
+    await agent_round(parts, turn, calls_of("terminal", [{"command": command, "timeout": TEST_TIMEOUT}],
+                                            "test_check"), {"test_check": True})
+    result = parts.conversation.messages[-1]
+    if result.get("role") != "tool" or result.get("name") != "terminal":
+        return None
+    output = text_of(result)
+    status = output.split("\n", 2)[1] if "\n" in output else ""
+    if "timed out after" in status:
+        return TestRun(0, 1, ()), True
+    run = read_run(output)
+    return (run, False) if run is not None else None
+
+
+def failing_note(turn: TurnState) -> str | None:
+    """The line after the answer when the last run of the tests failed."""
+    failing = turn.tests.failing
+    if failing is None:
+        return None
+    test, _, summary = failing.partition(" (")
+    return FAILING_NOTE.format(test=test, summary=summary.removesuffix(")"))

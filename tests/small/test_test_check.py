@@ -1,0 +1,241 @@
+"""Issue 27: a small model's change is checked against the tests beside it, and what fails is repaired
+(agent/loop/test_check.py, agent/loop/focused.py). The scripted provider plays the model; the tests are real
+unittest files run by a real python3, through the terminal tool and the OS sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.agent.footer import footer, summary_json
+from agentls.agent.loop import test_check
+from agentls.agent.loop.test_output import read_run
+from agentls.agent.scripted import Reply, ScriptedServer, text
+from agentls.server.run import exit_code
+
+from .conftest import AgentFactory
+
+STUB = "def abbreviate(words):\n    pass\n"
+WRONG = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split()) + ' '\n"
+DONE = "def abbreviate(words):\n    return ''.join(w[0].upper() for w in words.replace('-', ' ').split())\n"
+LOOPS = "def abbreviate(words):\n    while True:\n        pass\n"
+TESTS = '''import unittest
+
+from acronym import abbreviate
+
+
+class AcronymTest(unittest.TestCase):
+    def test_basic(self):
+        self.assertEqual(abbreviate("Portable Network Graphics"), "PNG")
+
+    def test_hyphen(self):
+        self.assertEqual(abbreviate("Liquid-crystal display"), "LCD")
+'''
+ASK = ("Implement the stub in acronym.py so that it satisfies INSTRUCTIONS.md. Keep the function and class names. "
+       "Use only the standard library.")
+
+
+def j(name: str, **arguments: Any) -> Reply:
+    return text(json.dumps({"name": name, "arguments": arguments}))
+
+
+def block(body: str) -> Reply:
+    return text(f"```python\n{body}```")
+
+
+def agent_steps(messages: list[dict[str, Any]]) -> list[str]:
+    return [next(iter(m["meta"])) for m in messages if m.get("role") == "assistant" and m.get("tool_calls")
+            and set(m.get("meta") or {}) & {"preread", "first_edit", "test_check", "test_repair"}]
+
+
+@pytest.fixture
+def exercise(workspace: Path) -> Path:
+    (workspace / "acronym.py").write_text(STUB)
+    (workspace / "INSTRUCTIONS.md").write_text("# Instructions\n\nPortable Network Graphics -> PNG.\n")
+    (workspace / "acronym_test.py").write_text(TESTS)
+    return workspace
+
+
+async def test_a_failing_first_edit_is_repaired_from_the_failures_and_checked_again(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(WRONG), block(DONE), j("final_answer", text="Implemented abbreviate; the tests pass."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
+    runs = [m for m in result.messages if m.get("role") == "tool" and m.get("name") == "terminal"]
+    assert runs[0]["content"].startswith("$ python3 -B -m unittest acronym_test.py\n[exit code 1]")
+    assert runs[1]["content"].startswith("$ python3 -B -m unittest acronym_test.py\n[exit code 0]")
+    repair = srv.requests[1].body  # the repair's rewrite: one plain message, the failures and the file
+    assert len(repair["messages"]) == 2 and repair["messages"][0]["role"] == "system" and "tools" not in repair
+    ask = repair["messages"][1]["content"]
+    assert "AssertionError: 'PNG ' != 'PNG'" in ask and "The tests are correct, don't change them." in ask
+    assert ask.index("The tests were run:") < ask.index("acronym.py (the whole file) now:") < ask.index(WRONG)
+    assert ask.endswith("no JSON, no tool call.") and "     1\t" not in ask  # read_file's numbers are gone
+    assert result.tests_failing is None and "tests still failing" not in footer(result)
+    assert not (exercise / "__pycache__").exists()  # -B: the check leaves nothing behind
+    final_step = srv.requests[-1].body
+    assert [v["properties"]["name"]["const"] for v in final_step["response_format"]["json_schema"]["schema"][
+        "anyOf"]] == ["final_answer"]  # checked and passing: the model answers
+
+
+async def test_the_first_edit_s_rewrite_is_one_plain_message_with_the_instructions_and_the_tests(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(DONE), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert exit_code(result) == 0 and agent_steps(result.messages) == ["preread", "first_edit", "test_check"]
+    ask = srv.requests[0].body["messages"][1]["content"]
+    assert ask.startswith("INSTRUCTIONS.md:\n```markdown\n# Instructions")
+    assert "acronym_test.py:\n```python\nimport unittest" in ask and "The tests were run" not in ask
+    assert ask.count("def abbreviate(words):\n    pass") == 1  # the stub once: in the instruction, last
+
+
+async def test_tests_that_still_fail_after_the_repairs_exit_4_with_the_line_that_says_so(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    other = WRONG.replace("+ ' '", "+ '!'")
+    srv.push(block(WRONG), block(other), block(WRONG.replace("+ ' '", "+ '?'")),
+             j("final_answer", text="Implemented; the tests pass."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert agent_steps(result.messages).count("test_check") == test_check.MAX_RUNS
+    assert agent_steps(result.messages).count("test_repair") == test_check.MAX_RUNS - 1
+    assert result.tests_failing == "acronym_test.py (2 of 2 tests failed)" and exit_code(result) == 4
+    note = "\n\n[agentls: acronym_test.py still fails after the change: 2 of 2 tests failed]"
+    assert result.final_response.endswith(note) and result.messages[-1]["content"].endswith(note)
+    assert "tests still failing: acronym_test.py (2 of 2 tests failed)" in footer(result)
+    assert summary_json(result)["testsFailing"] == "acronym_test.py (2 of 2 tests failed)"
+    assert result.to_json()["tests_failing"] == "acronym_test.py (2 of 2 tests failed)"
+
+
+async def test_a_repair_that_changes_nothing_ends_the_check_and_the_model_answers(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]
+    assert result.tests_failing is not None and exit_code(result) == 4
+    assert len(srv.requests) == 4  # first edit, the repair and its one resample, then the answer: no model copies
+
+
+async def test_code_that_never_finishes_is_killed_and_the_repair_says_so(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(test_check, "TEST_TIMEOUT", 3.0)
+    srv.push(block(LOOPS), block(DONE), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    repair = next(m for m in result.messages if (m.get("meta") or {}).get("test_repair"))
+    change = json.loads(repair["tool_calls"][0]["function"]["arguments"])["change"]
+    assert "did not finish within 3 s" in change and "loops forever" in change
+
+
+async def test_without_approval_for_commands_no_test_runs(make_agent: AgentFactory, srv: ScriptedServer,
+                                                           exercise: Path) -> None:
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="auto-edit").run_conversation(ASK)
+    assert agent_steps(result.messages) == ["preread", "first_edit"]  # refused unasked: not even tried
+    assert result.tests_failing is None and not result.refused and exit_code(result) == 0
+
+
+async def test_check_tests_false_turns_it_off(make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo",
+                              check_tests=False).run_conversation(ASK)
+    assert agent_steps(result.messages) == ["preread", "first_edit"]
+
+
+async def test_the_model_s_own_landed_edit_is_checked_too(make_agent: AgentFactory, srv: ScriptedServer,
+                                                           exercise: Path) -> None:
+    srv.push(text("no code here"), j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
+             j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check"]
+    assert result.messages[-2]["content"].startswith("$ python3 -B -m unittest acronym_test.py\n[exit code 0]")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+async def test_a_test_file_that_is_a_fifo_is_never_run(make_agent: AgentFactory, srv: ScriptedServer,
+                                                        exercise: Path) -> None:
+    (exercise / "acronym_test.py").unlink()
+    os.mkfifo(exercise / "acronym_test.py")  # opening it would block the turn
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert "test_check" not in agent_steps(result.messages) and exit_code(result) == 0
+
+
+async def test_a_test_file_linked_out_of_the_workspace_is_never_run(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "evil_test.py"
+    outside.write_text(TESTS)
+    (exercise / "acronym_test.py").unlink()
+    (exercise / "acronym_test.py").symlink_to(outside)
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert "test_check" not in agent_steps(result.messages)
+
+
+async def test_output_that_says_nothing_about_tests_gets_no_repair(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                    exercise: Path) -> None:
+    (exercise / "acronym_test.py").write_text("import unittest\nthis is not python\n")
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check"]  # no guess, no repair
+    assert result.tests_failing is None
+
+
+UNITTEST_ERROR = """E
+======================================================================
+ERROR: acronym_test (unittest.loader._FailedTest.acronym_test)
+----------------------------------------------------------------------
+ImportError: Failed to import test module: acronym_test
+Traceback (most recent call last):
+  File "/w/acronym_test.py", line 3, in <module>
+    from acronym import abbreviate
+ImportError: cannot import name 'abbreviate' from 'acronym' (/w/acronym.py)
+
+
+----------------------------------------------------------------------
+Ran 1 test in 0.000s
+
+FAILED (errors=1)
+"""
+PYTEST_MIXED = """F.
+=================================== FAILURES ===================================
+__________________________________ test_basic __________________________________
+acronym_test.py:4: in test_basic
+    assert abbreviate("Portable Network Graphics") == "PNG"
+E   AssertionError: assert 'PNG ' == 'PNG'
+=========================== short test summary info ============================
+FAILED acronym_test.py::test_basic - AssertionError: assert 'PNG ' == 'PNG'
+1 failed, 1 passed in 0.02s
+"""
+
+
+@pytest.mark.parametrize(("output", "ran", "failed", "first"), [
+    (UNITTEST_ERROR, 1, 1, "acronym_test: from acronym import abbreviate: ImportError: cannot import name 'abbreviate' "
+                     "from 'acronym' (/w/acronym.py)"),
+    (PYTEST_MIXED, 2, 1, "test_basic: assert abbreviate(\"Portable Network Graphics\") == \"PNG\": "
+                         "AssertionError: assert 'PNG ' == 'PNG'"),
+    ("...\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nOK\n",
+     3, 0, None),
+])
+def test_runs_are_read_from_unittest_and_pytest_summaries(output: str, ran: int, failed: int,
+                                                          first: str | None) -> None:
+    run = read_run(output)
+    assert run is not None and (run.ran, run.failed) == (ran, failed)
+    assert (run.failures[0] if run.failures else None) == first
+
+
+@pytest.mark.parametrize("output", ["/usr/bin/python3: No module named pytest\n", "", "Ran out of time\n"])
+def test_output_without_a_summary_is_not_read(output: str) -> None:
+    assert read_run(output) is None
+
+
+async def test_after_a_repair_that_changed_nothing_the_model_may_only_answer(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
+    await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    step = srv.requests[-1].body
+    assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
+        "final_answer"]  # not a copy of the agent's edit, which the model makes word for word
