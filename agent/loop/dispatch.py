@@ -12,7 +12,8 @@ import anyio
 from .. import events
 from .parts import TurnParts
 from .prepare import PreparedCall
-from .rewrite import request_text, rewriter
+from .focused import request_text
+from .rewrite import rewriter
 from .save import save
 from .state import TurnState
 from ..paths import OutsideWorkspace, resolve_in_workspace

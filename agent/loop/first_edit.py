@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 
 from .agent_round import agent_round, calls_of
 from .parts import TurnParts
-from .rewrite import request_text
+from .focused import request_text
 from .state import TurnState
 
 MAX_CHANGE_CHARS = 600  # the sentences asking for the change; the whole request rides the rewrite's prompt

@@ -17,11 +17,13 @@ from pathlib import PurePosixPath
 
 from .parts import TurnParts
 from ..model_caller import Prompt
+from ..tools.described import MAX_REQUEST_CHARS
 from ..tools.fences import fence_for
 from ..tools.matching import without_line_numbers
 from ..types import Message, text_of
 
 SYSTEM = "You are an expert programmer. You write complete, correct code, and follow the requested reply format."
+MAX_USER_CHARS = 6000  # of a long request, shown whole up to this
 MAX_OUTPUT_CHARS = 4000  # of the failing run's output: its start (the first failures) is what a repair needs
 _LANG = {".py": "python", ".md": "markdown", ".js": "javascript", ".ts": "typescript", ".toml": "toml",
          ".json": "json"}
@@ -34,10 +36,11 @@ def _path_of(call_args: str) -> str | None:
     return None
 
 
-def _preread(messages: list[Message], start: int) -> list[tuple[str, str]]:
-    """The pre-read's files this turn: (path, text without read_file's line numbers)."""
-    out: list[tuple[str, str]] = []
-    for i, m in enumerate(messages[start:], start):
+def _preread(messages: list[Message]) -> list[tuple[str, str]]:
+    """The files the pre-reads of this conversation showed, each as last read: (path, text without read_file's
+    line numbers). A retry turn ("the tests fail as shown above") reads no test file again (loop/preread.py)."""
+    out: dict[str, str] = {}
+    for i, m in enumerate(messages):
         if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
             continue
         paths = {c["id"]: _path_of(c["function"]["arguments"]) for c in m.get("tool_calls") or []}
@@ -46,8 +49,9 @@ def _preread(messages: list[Message], start: int) -> list[tuple[str, str]]:
                 break
             path, text = paths.get(str(r.get("tool_call_id"))), text_of(r)
             if path and not text.startswith("error"):
-                out.append((path, without_line_numbers(text) or text))
-    return out
+                out.pop(path, None)
+                out[path] = without_line_numbers(text) or text
+    return list(out.items())
 
 
 def _last_run(messages: list[Message], start: int) -> str | None:
@@ -64,11 +68,21 @@ def _last_run(messages: list[Message], start: int) -> str | None:
     return None
 
 
+def request_text(parts: TurnParts) -> str:
+    """This turn's user request, as the user wrote it."""
+    message = parts.conversation.turn_request()
+    return text_of(message) if message is not None else ""
+
+
 def focused_prompt(parts: TurnParts, instruction: str, temperature: float) -> Prompt:
     conversation = parts.conversation
     messages, start = conversation.messages, conversation.turn_user or 0
     shown = [f"{path}:\n{fence_for(text)}{_LANG.get(PurePosixPath(path).suffix, '')}\n{text.rstrip()}\n{fence_for(text)}"
-             for path, text in _preread(messages, start) if not instruction.startswith(f"{path} ")]
+             for path, text in _preread(messages) if not instruction.startswith(f"{path} ")]
+    request = request_text(parts)
+    if len(request) > MAX_REQUEST_CHARS:  # the instruction carries its start only (a retry's pasted test output)
+        cut = request[:MAX_USER_CHARS]
+        shown.append(f"The user's message:\n{fence_for(cut)}\n{cut.rstrip()}\n{fence_for(cut)}")
     run = _last_run(messages, start)
     if run is not None:
         cut = run if len(run) <= MAX_OUTPUT_CHARS else run[:MAX_OUTPUT_CHARS] + "\n[... output cut ...]"

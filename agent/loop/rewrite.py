@@ -25,12 +25,6 @@ REWRITE_TEMPERATURE = 0.0
 NOT_RUN_YET = "(not run yet: this call runs after the edit_file call answered below)"
 
 
-def request_text(parts: TurnParts) -> str:
-    """This turn's user request, as the user wrote it."""
-    message = parts.conversation.turn_request()
-    return text_of(message) if message is not None else ""
-
-
 def _agent_made(messages: list[Message], call: ToolCall) -> bool:
     """``call`` is the agent's own first edit or test repair (loop/first_edit.py, loop/test_check.py)."""
     for m in reversed(messages):

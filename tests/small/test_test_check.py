@@ -239,3 +239,32 @@ async def test_after_a_repair_that_changed_nothing_the_model_may_only_answer(
     step = srv.requests[-1].body
     assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
         "final_answer"]  # not a copy of the agent's edit, which the model makes word for word
+
+
+@pytest.mark.parametrize(("test", "text", "venv", "command"), [
+    ("acronym_test.py", TESTS, False, "python3 -B -m unittest acronym_test.py"),
+    ("tests/test_calc.py", "import pytest\n\ndef test_add():\n    assert 1\n", False,
+     "python3 -B -m pytest -q --tb=short -p no:cacheprovider tests/test_calc.py"),
+    ("test_calc.py", "import unittest\nimport pytest\n", True,
+     "python -B -m pytest -q --tb=short -p no:cacheprovider test_calc.py"),  # pytest-only features: pytest
+    ("a;touch pwned_test.py", TESTS, False, "python3 -B -m unittest 'a;touch pwned_test.py'"),  # quoted
+])
+def test_the_command_fits_the_test_file(test: str, text: str, venv: bool, command: str) -> None:
+    assert test_check.command_for(test, text, venv) == command
+
+
+async def test_the_retry_turn_s_repair_sees_the_first_turn_s_files_and_the_whole_pasted_output(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    agent = make_agent(small_model=True, tool_mode="json")  # auto-edit: no test run, the user runs them
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    await agent.run_conversation(ASK)
+    output = "F\n" + "".join(f"line {i} of the output: AssertionError: 'PNG ' != 'PNG'\n" for i in range(60))
+    srv.push(block(DONE), j("final_answer", text="Fixed."))
+    result = await agent.run_conversation(
+        f"{output}\nThe tests in acronym_test.py fail as shown above. The tests are correct, don't change them. "
+        "Fix the code in acronym.py to resolve the errors.")
+    assert (exercise / "acronym.py").read_text() == DONE
+    ask = srv.requests[2].body["messages"][1]["content"]
+    assert "INSTRUCTIONS.md:\n" in ask and "acronym_test.py:\n```python\nimport unittest" in ask
+    assert "line 59 of the output" in ask  # past the instruction's 1,200 characters of the request
+    assert ask.index("The user's message:") < ask.index("acronym.py (the whole file) now:") and exit_code(result) == 0
