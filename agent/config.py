@@ -87,6 +87,9 @@ class Settings:
     # the environment by agent/resolve.py (``environment_key``), or given by a program; never stored
     api_key: str | None = field(default=None, repr=False)
     system_message: str | None = None  # the caller's own text, after the built-in system prompt
+    # Seconds the embedded model's server stays loaded after the last run using it ended, detached, so the next
+    # run answers at once (agent/local/keeper.py); 0: it ends with the process
+    local_keep_alive: float = field(default=300.0, metadata=number(0, DAY, "seconds"))
     local_model_path: str | Path | None = None  # the embedded model's GGUF file; None: the one installed
     retry_base_delay: float = field(default=1.0, metadata=number(0, 3600, "seconds"))
     retry_max_delay: float = field(default=30.0, metadata=number(0, 3600, "seconds"))

@@ -125,7 +125,8 @@ class Endpoints:
             from .local import shared
 
             path = self._settings.local_model_path or (model[len("local:"):] if model.startswith("local:") else None)
-            self._local = shared.acquire(self, Path(path) if path else None, progress=self._local_progress)
+            self._local = shared.acquire(self, Path(path) if path else None, progress=self._local_progress,
+                                         keep_alive=self._settings.local_keep_alive)
         url: str = await self._local.ensure_running()
         return url
 

@@ -157,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("path", help="print where the bundled model is (or will be)")
     sub.add_parser("check", help="assemble the model if needed and verify its sha256 in full")
     sub.add_parser("prime", help="process the prompt's static part once and save it (a fast first turn anywhere)")
+    sub.add_parser("stop", help="end the model servers kept loaded between runs (local_keep_alive)")
     return p
 
 
@@ -173,6 +174,11 @@ def main(argv: list[str], *, stdout: TextIO | None = None, stderr: TextIO | None
         return anyio.run(_path, out, err)
     if args.command == "prime":
         return anyio.run(_prime, err, ProgressBar(err))
+    if args.command == "stop":
+        from .keeper import stop_all
+
+        err.write(f"agentls: stopped {stop_all(bundled.cache_dir() / 'servers')} kept model server(s)\n")
+        return 0
     return anyio.run(_check, err, ProgressBar(err))
 
 

@@ -33,7 +33,9 @@ import httpx
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from . import model as bundled
-from ..process_group import CommandGroup, dies_with_us
+from . import keeper
+from ..process_group import MARKER_VAR, CommandGroup, dies_with_us
+from ..version import __version__
 from .slots import SlotFiles
 
 Progress = Callable[[str, float], None]
@@ -61,7 +63,11 @@ class LocalModelServer:
 
     def __init__(self, model_path: Path | None = None, *, ctx_size: int = 8192, threads: int | None = None,
                  progress: Progress | None = None, startup_timeout: float = 180.0,
-                 log_path: Path | None = None, slot_dir: Path | None = None) -> None:
+                 log_path: Path | None = None, slot_dir: Path | None = None, keep_alive: float = 0.0) -> None:
+        self.keep_alive = keep_alive if keeper.SUPPORTED else 0.0  # seconds a detached server outlives us
+        self._kept_pid: int | None = None  # a detached server's pid (agent/local/keeper.py)
+        self._lease: Any = None
+        self.adopted = False  # the server was already running, started by another process
         self._model_path = Path(model_path).expanduser() if model_path is not None else None
         self._slot_dir = slot_dir
         self.slot_state: dict[str, Any] = {}  # agent/local/slots.py: what was restored and saved
@@ -114,10 +120,14 @@ class LocalModelServer:
 
     @property
     def running(self) -> bool:
+        if self._kept_pid is not None:
+            return _pid_alive(self._kept_pid)
         return self._process is not None and self._process.returncode is None
 
     @property
     def pid(self) -> int | None:
+        if self._kept_pid is not None:
+            return self._kept_pid
         return self._process.pid if self._process is not None else None
 
     @property
@@ -197,9 +207,89 @@ class LocalModelServer:
                          self._last_port)
         return await self._start(0)
 
+    def _kept_paths(self) -> keeper.Paths:
+        return keeper.paths_for(bundled.cache_dir() / "servers", self._ident())
+
+    def _ident(self) -> str:
+        return f"{self.model_id}:threads{self.threads or 0}:agentls{__version__}"
+
     async def _start(self, port: int) -> str:
         path = await self._resolve_model()
         self._resolved = path
+        if self.keep_alive > 0:
+            return await self._start_kept(path)
+        return await self._start_child(path, port)
+
+    async def _start_kept(self, path: Path) -> str:
+        """Use the detached server another run left loaded, or start one (agent/local/keeper.py). The start lock
+        is held until the server is registered, so two runs starting at once share one."""
+        paths = self._kept_paths()
+        with anyio.CancelScope(shield=True):  # a thread's lock: it must be seen released
+            lock = await anyio.to_thread.run_sync(keeper.lock_start, paths.lock)
+        try:
+            found = await anyio.to_thread.run_sync(keeper.read_registry, paths.registry, self._ident())
+            with anyio.CancelScope(shield=True):
+                self._lease = await anyio.to_thread.run_sync(keeper.hold_shared, paths.lease)
+            if found is not None:
+                self._url, self._kept_pid = str(found["url"]).rstrip("/"), int(found["pid"])
+                self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
+                if await self._healthy(timeout=5.0):
+                    self.adopted = True
+                    self.starts += 1
+                    self.slot_state["restored"] = self.starts  # its prompt cache is warm: nothing to restore
+                    self.load_seconds = 0.0
+                    return self._url
+                http, self._http, self._kept_pid = self._http, None, None  # registered, not answering: ours
+                await http.aclose()
+            return await self._spawn_kept(path, paths)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._cleanup()
+            raise
+        finally:
+            lock.close()
+
+    async def _spawn_kept(self, path: Path, paths: keeper.Paths) -> str:
+        size = (await anyio.Path(path).stat()).st_size
+        self._log_file = await self._open_log()
+        cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", "0",
+               "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name,
+               "--slot-save-path", str(self.slot_files.directory), "--keep-alive", f"{self.keep_alive:g}",
+               "--registry", str(paths.registry), "--lease", str(paths.lease), "--ident", self._ident()]
+        env = {k: v for k, v in os.environ.items() if k != MARKER_VAR}  # in no command group: it outlives us
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
+        env["PYTHONUNBUFFERED"] = "1"
+        started = time.monotonic()
+        self._report("loading model", 0.0)
+        self._process = await anyio.open_process(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                 stderr=self._log_file.wrapped, env=env, start_new_session=True)
+        self.starts += 1
+        announce = await self._await_announce(size / LOAD_BYTES_PER_SECOND + 1.0)
+        launcher, self._process = self._process, None
+        with anyio.move_on_after(5.0):
+            await launcher.wait()  # the launcher side of the fork exits at once
+        await launcher.aclose()
+        if "error" in announce or not isinstance(announce.get("url"), str) or not isinstance(announce.get("pid"), int):
+            raise LocalModelError(f"the local model server failed to start: {announce.get('error')}"
+                                  + await self._log_tail())
+        self._url, self._kept_pid = str(announce["url"]).rstrip("/"), int(announce["pid"])
+        self._last_port = httpx.URL(self._url).port
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
+        if not await self._healthy(timeout=10.0):
+            raise LocalModelError(f"the local model server at {self._url} does not answer /health"
+                                  + await self._log_tail())
+        self.load_seconds = time.monotonic() - started
+        self._report("loading model", 1.0)
+        return self._url
+
+    async def _drop_kept(self) -> None:
+        """Stop using the detached server: our hold on its lease goes (it lives on for the next run)."""
+        lease, self._lease = self._lease, None
+        self._kept_pid = None
+        if lease is not None:
+            await anyio.to_thread.run_sync(keeper.let_go, lease, self._kept_paths().lease)
+
+    async def _start_child(self, path: Path, port: int) -> str:
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
         cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
@@ -313,6 +403,7 @@ class LocalModelServer:
         return f"\n--- last lines of {self.log_path} ---\n{tail}" if tail else ""
 
     async def _cleanup(self) -> None:
+        await self._drop_kept()
         proc, self._process = self._process, None
         group, self._group = self._group, None
         http, self._http = self._http, None
@@ -328,6 +419,16 @@ class LocalModelServer:
             group.close()
         if log_file is not None:
             await log_file.aclose()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 async def _reap(proc: anyio.abc.Process) -> None:

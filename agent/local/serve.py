@@ -8,7 +8,10 @@ Prints exactly one JSON line on stdout once the server answers ``/health``:
 which the parent points at a log file: fd 1 is re-pointed to fd 2 before llama.cpp loads, so no
 native ``printf`` can slip into the JSON line's channel.
 
-The process lives until its stdin reaches EOF (the parent closed it, or died: no orphan survives the
+With ``--keep-alive SECONDS --registry FILE --lease FILE`` it detaches instead (agent/local/keeper.py): it
+registers itself and lives until nobody has held its lease for that long, or until SIGTERM.
+
+Otherwise the process lives until its stdin reaches EOF (the parent closed it, or died: no orphan survives the
 agent), or until SIGTERM/SIGINT/SIGHUP. The lifeline is watched from the first instant, by a thread,
 so a parent that dies while the model is still loading (seconds, for 2 GB) ends this process at once
 rather than after the load, when nothing is left to serve. It runs in its own process so that a crash or OOM in llama.cpp
@@ -21,6 +24,7 @@ are fine here (the agent's own I/O, in ``runtime.py``, is async).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -42,6 +46,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--alias", default=None, help="the model name /v1/models reports")
     p.add_argument("--health-timeout", type=float, default=30.0)
     p.add_argument("--slot-save-path", default=None, help="directory for /slots/0?action=save|restore")
+    p.add_argument("--keep-alive", type=float, default=0.0,
+                   help="seconds: outlive the parent, detached, until nobody has used it for this long (needs "
+                        "--registry and --lease; agent/local/keeper.py)")
+    p.add_argument("--registry", default=None, help="with --keep-alive: where to say where this server is")
+    p.add_argument("--lease", default=None, help="with --keep-alive: the lease its users hold")
+    p.add_argument("--ident", default="", help="with --keep-alive: the model id the registry names")
     return p.parse_args(argv)
 
 
@@ -119,15 +129,50 @@ def _lifeline() -> None:
     os._exit(0)  # llama.cpp's threads hold no state worth a slow, and sometimes hanging, teardown
 
 
+def _detach() -> None:
+    """Leave the parent: fork, and the parent side exits at once (the caller reads the announcement from the
+    pipe this process keeps); a session of its own, so no terminal's hang-up reaches it."""
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+
+
+def _watch_lease(registry: str, lease: str, keep_alive: float) -> None:
+    """A kept server's life: it ends once nobody has held its lease for ``keep_alive`` seconds."""
+    from pathlib import Path
+
+    from . import keeper
+
+    while True:
+        time.sleep(keeper.POLL_SECONDS)
+        if keeper.idle_long_enough(Path(lease), keep_alive):
+            try:
+                with open(registry, "rb") as f:
+                    mine = json.loads(f.read(65536)).get("pid") == os.getpid()
+            except (OSError, ValueError, AttributeError):
+                mine = False
+            if mine:
+                with contextlib.suppress(OSError):
+                    os.unlink(registry)
+            print("agent.local.serve: idle, exiting", file=sys.stderr, flush=True)
+            os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    threading.Thread(target=_lifeline, name="lifeline", daemon=True).start()
+    kept = args.keep_alive > 0 and bool(args.registry) and bool(args.lease)
+    if kept:
+        _detach()
+    else:
+        threading.Thread(target=_lifeline, name="lifeline", daemon=True).start()
     # Keep the real stdout for the one JSON line; point fd 1 at stderr for everything else.
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    for sig in (signal.SIGTERM,) if kept else (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: os._exit(0))
+    if kept:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
     started = time.monotonic()
     try:
         if not os.path.isfile(args.model):
@@ -143,11 +188,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agent.local.serve: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         _announce(channel, {"error": f"{type(exc).__name__}: {exc}"})
         return 1
+    payload = {"url": f"{address}/v1", "model": args.model, "pid": os.getpid(),
+               "load_seconds": round(time.monotonic() - started, 3)}
+    if kept:
+        from pathlib import Path
+
+        from . import keeper
+
+        keeper.write_registry(Path(args.registry), {**payload, "model_id": args.ident})
+        threading.Thread(target=_watch_lease, args=(args.registry, args.lease, args.keep_alive), name="lease",
+                         daemon=True).start()
     try:
-        _announce(channel, {"url": f"{address}/v1", "model": args.model, "pid": os.getpid(),
-                            "load_seconds": round(time.monotonic() - started, 3)})
+        _announce(channel, payload)
+        if kept:
+            channel.close()  # the parent may be gone by the next write; there is none
     except OSError:  # nobody reads the announcement any more: the parent is gone
-        os._exit(0)
+        if not kept:
+            os._exit(0)
     print(f"agent.local.serve: serving {args.model} at {address}", file=sys.stderr, flush=True)
     try:
         threading.Event().wait()  # the lifeline thread (or a signal) ends the process

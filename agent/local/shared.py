@@ -16,12 +16,13 @@ from .runtime import LocalModelServer
 _servers: dict[str, tuple[LocalModelServer, set[int]]] = {}
 
 
-def acquire(owner: object, model_path: Path | None, progress: Any = None) -> LocalModelServer:
-    """The server for ``model_path`` (None: the bundled model), registering ``owner`` as a user."""
+def acquire(owner: object, model_path: Path | None, progress: Any = None, keep_alive: float = 0.0) -> LocalModelServer:
+    """The server for ``model_path`` (None: the bundled model), registering ``owner`` as a user. ``keep_alive``:
+    seconds it outlives this process, detached (agent/local/keeper.py); the first user's setting counts."""
     key = str(model_path.expanduser().resolve()) if model_path is not None else ""
     entry = _servers.get(key)
     if entry is None:
-        entry = _servers[key] = (LocalModelServer(model_path, progress=progress), set())
+        entry = _servers[key] = (LocalModelServer(model_path, progress=progress, keep_alive=keep_alive), set())
     entry[1].add(id(owner))
     return entry[0]
 
