@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.agent.local.keeper import paths_for, read_registry
+from agentls.agent.local.keeper import read_registry
 
 from .conftest import ROOT, needs_local_model
 
