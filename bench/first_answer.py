@@ -13,6 +13,10 @@ load, every step), with a cache dir of its own whose ``models/`` links to the re
   another workspace covers the static part and the tool schemas (agent/local/slots.py);
 - **warm**: the same workspace again: its own slot covers the whole system prompt.
 
+Each row twice: **model reloaded** (``local_keep_alive = 0``: every run starts and loads its own server, then
+restores the saved prompt) and **model kept** (the default: the server the previous run or ``model prime``
+left loaded is used, its prompt cache warm; agent/local/keeper.py). The kept servers are stopped at the end.
+
 Prints the medians with the prompt tokens the turn processed and those the cache covered (from the
 result's ``usage``) and the load average. Numbers are printed, never asserted.
 """
@@ -49,21 +53,27 @@ def link_model(models: Path, into: Path) -> None:
             (into / f.name).symlink_to(f)
 
 
-def _env(cache: Path, data: Path) -> dict[str, str]:
+def _env(cache: Path, data: Path, keep: bool) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENTLS_")}
-    env.update(AGENTLS_CACHE_DIR=str(cache), AGENTLS_DATA_DIR=str(data), AGENTLS_CONFIG=str(data / "none.toml"))
+    env.update(AGENTLS_CACHE_DIR=str(cache), AGENTLS_DATA_DIR=str(data), AGENTLS_CONFIG=str(data / "none.toml"),
+               AGENTLS_LOCAL_KEEP_ALIVE="300" if keep else "0")
     return env
 
 
-def prime(cache: Path, data: Path) -> float:
+def prime(cache: Path, data: Path, keep: bool) -> float:
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "agentls.server", "model", "prime"], capture_output=True, text=True,
-                   env=_env(cache, data), cwd=ROOT, timeout=600, check=True)
+                   env=_env(cache, data, keep), cwd=ROOT, timeout=600, check=True)
     return time.monotonic() - started
 
 
-def run(workspace: Path, cache: Path, data: Path) -> dict[str, Any]:
-    env = _env(cache, data)
+def stop_kept(cache: Path, data: Path) -> None:
+    subprocess.run([sys.executable, "-m", "agentls.server", "model", "stop"], capture_output=True, text=True,
+                   env=_env(cache, data, True), cwd=ROOT, timeout=60)
+
+
+def run(workspace: Path, cache: Path, data: Path, keep: bool = False) -> dict[str, Any]:
+    env = _env(cache, data, keep)
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "agentls.server", "run", "-w", str(workspace), "--json", "--quiet",
                            "--no-persist", QUESTION], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
@@ -87,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(tmp)
         cache = scratch / "cache"
         link_model(_cache_dir() / "models", cache / "models")
-        rows: dict[str, list[dict[str, Any]]] = {"first ever": [], "first after setup": [],
-                                                 "never-seen workspace": [], "warm": []}
+        rows: dict[str, list[dict[str, Any]]] = {}
+        primes: dict[bool, list[float]] = {False: [], True: []}
 
         def workspace(name: str) -> Path:
             ws = scratch / name / "hello"  # the same folder name, another path ...
@@ -97,19 +107,31 @@ def main(argv: list[str] | None = None) -> int:
                 (ws / f"notes-{name}.md").write_text("notes\n")  # ... and another listing: a new system prompt
             return ws
 
-        rows["first ever"].append(run(workspace("w0"), cache, scratch / "data"))
-        primes = []
-        for i in range(ns.repeat):
-            primed = scratch / f"primed-cache-{i}"
-            link_model(_cache_dir() / "models", primed / "models")
-            primes.append(round(prime(primed, scratch / "data"), 1))
-            rows["first after setup"].append(run(workspace(f"p{i}"), primed, scratch / "data"))
-        for i in range(ns.repeat):
-            ws = workspace(f"w{i + 1}")
-            rows["never-seen workspace"].append(run(ws, cache, scratch / "data"))
-            rows["warm"].append(run(ws, cache, scratch / "data"))
+        rows["first ever"] = [run(workspace("w0"), cache, scratch / "data")]
+        caches = [cache]
+        try:
+            for keep in (False, True):
+                how = "model kept" if keep else "model reloaded"
+                for name in ("first after setup", "never-seen workspace", "warm"):
+                    rows[f"{name}, {how}"] = []
+                for i in range(ns.repeat):
+                    primed = scratch / f"primed-cache-{keep}-{i}"
+                    caches.append(primed)
+                    link_model(_cache_dir() / "models", primed / "models")
+                    primes[keep].append(round(prime(primed, scratch / "data", keep), 1))
+                    rows[f"first after setup, {how}"].append(run(workspace(f"p{keep}{i}"), primed, scratch / "data",
+                                                                 keep))
+                if keep:  # another workspace's run leaves the server loaded (not timed)
+                    run(workspace("w0"), cache, scratch / "data", keep)
+                for i in range(ns.repeat):
+                    ws = workspace(f"w{keep}{i + 1}")
+                    rows[f"never-seen workspace, {how}"].append(run(ws, cache, scratch / "data", keep))
+                    rows[f"warm, {how}"].append(run(ws, cache, scratch / "data", keep))
+        finally:
+            for c in caches:
+                stop_kept(c, scratch / "data")
     print(f"load average before {load:.1f}, after {os.getloadavg()[0]:.1f}; agentls model prime took "
-          f"{', '.join(map(str, primes))} s\n")
+          f"{', '.join(map(str, primes[False]))} s (model reloaded), {', '.join(map(str, primes[True]))} s (kept)\n")
     print("| README question | median s | runs (s) | prompt tokens / cached (median) | exit |")
     print("|---|---|---|---|---|")
     for name, runs in rows.items():

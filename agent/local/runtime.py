@@ -217,10 +217,10 @@ class LocalModelServer:
         path = await self._resolve_model()
         self._resolved = path
         if self.keep_alive > 0:
-            return await self._start_kept(path)
+            return await self._start_kept(path, port)
         return await self._start_child(path, port)
 
-    async def _start_kept(self, path: Path) -> str:
+    async def _start_kept(self, path: Path, port: int) -> str:
         """Use the detached server another run left loaded, or start one (agent/local/keeper.py). The start lock
         is held until the server is registered, so two runs starting at once share one."""
         paths = self._kept_paths()
@@ -234,6 +234,7 @@ class LocalModelServer:
                 self._url, self._kept_pid = str(found["url"]).rstrip("/"), int(found["pid"])
                 self._http = httpx.AsyncClient(timeout=httpx.Timeout(5.0), trust_env=False)
                 if await self._healthy(timeout=5.0):
+                    self._last_port = httpx.URL(self._url).port
                     self.adopted = True
                     self.starts += 1
                     self.slot_state["restored"] = self.starts  # its prompt cache is warm: nothing to restore
@@ -241,7 +242,7 @@ class LocalModelServer:
                     return self._url
                 http, self._http, self._kept_pid = self._http, None, None  # registered, not answering: ours
                 await http.aclose()
-            return await self._spawn_kept(path, paths)
+            return await self._spawn_kept(path, paths, port)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._cleanup()
@@ -249,10 +250,10 @@ class LocalModelServer:
         finally:
             lock.close()
 
-    async def _spawn_kept(self, path: Path, paths: keeper.Paths) -> str:
+    async def _spawn_kept(self, path: Path, paths: keeper.Paths, port: int) -> str:
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
-        cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", "0",
+        cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
                "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name,
                "--slot-save-path", str(self.slot_files.directory), "--keep-alive", f"{self.keep_alive:g}",
                "--registry", str(paths.registry), "--lease", str(paths.lease), "--ident", self._ident()]
