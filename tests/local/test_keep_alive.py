@@ -30,7 +30,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     mine = tmp_path / "cache"
     (mine / "models").mkdir(parents=True)
     for f in real.iterdir():
-        if f.suffix == ".gguf" or f.name.endswith((".stamp", ".json")) and f.is_file():
+        if f.is_file() and f.name.endswith((".gguf", ".verified.json")):
             (mine / "models" / f.name).symlink_to(f)
     monkeypatch.setenv("AGENTLS_CACHE_DIR", str(mine))
     yield mine / "models"
