@@ -45,7 +45,7 @@ def clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_every_numeric_setting_is_covered() -> None:
     assert set(NUMERIC) == {"max_iterations", "context_window", "compression_threshold", "request_timeout",
                             "max_retries", "max_tokens", "temperature", "thinking_budget", "terminal_timeout",
-                            "tool_output_limit", "delegate_concurrency", "delegate_depth"}
+                            "tool_output_limit", "delegate_concurrency", "delegate_depth", "local_keep_alive"}
 
 
 def _check_error(error: ConfigError, key: str, source: str, name: str) -> None:
