@@ -94,13 +94,18 @@ def read_registry(path: Path, model_id: str) -> dict[str, Any] | None:
     url, pid = value.get("url"), value.get("pid")
     if not isinstance(url, str) or not url.startswith("http://127.0.0.1:") or not isinstance(pid, int) or pid <= 1:
         return None
+    return value if pid_alive(pid, others=False) else None  # another user's process may have that pid now
+
+
+def pid_alive(pid: int, *, others: bool = True) -> bool:
+    """The process exists (``others``: also when it is another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return None
+        return False
     except PermissionError:
-        return None  # another user's process now has that pid
-    return value
+        return others
+    return True
 
 
 def write_registry(path: Path, payload: dict[str, Any]) -> None:

@@ -7,11 +7,11 @@ or OOM inside llama.cpp kills only the child: the agent sees a connection error,
 - Nothing opens until ``start()`` (or ``ensure_running()``).
 - The child's stderr (llama.cpp's log) goes to a log file in the cache dir, never to our stdout,
   which carries protocol frames under ``agentls lsp``/``acp``. The previous log is kept as ``.1``.
-- The child's stdin is a lifeline: it exits on EOF, so it cannot outlive the agent even if the
-  agent is killed; it also starts behind the launcher that has the kernel SIGKILL it when the agent
-  dies (``dies_with_us``), and carries a ``CommandGroup`` marker, so the ``kill_all()`` that every face
-  runs on SIGTERM, SIGHUP and any other exit ends it with everything it started. It runs in its own session, so a terminal Ctrl-C interrupts the turn (closing the
-  HTTP stream stops generation) without killing the server.
+- The child's stdin is a lifeline: it exits on EOF, so it cannot outlive the agent even if the agent is
+  killed; it starts behind the launcher that has the kernel SIGKILL it when the agent dies (``dies_with_us``)
+  and carries a ``CommandGroup`` marker, so every face's ``kill_all()`` on exit ends it with what it started.
+  In its own session, a terminal Ctrl-C interrupts the turn without killing the server.
+- With ``keep_alive`` it is started detached instead, and outlives the run (agent/local/keeper.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -30,17 +30,16 @@ from typing import Any, Self
 import anyio
 import anyio.abc
 import httpx
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 from . import model as bundled
 from . import keeper
+from .child import read_line, reap
 from ..process_group import MARKER_VAR, CommandGroup, dies_with_us
 from ..version import __version__
 from .slots import SlotFiles
 
 Progress = Callable[[str, float], None]
 LOAD_BYTES_PER_SECOND = 500e6  # a rough estimate, only to move the progress bar while llama.cpp loads
-STOP_GRACE = 3.0
 LOG_TAIL_BYTES = 3000
 log = logging.getLogger(__name__)
 
@@ -52,6 +51,13 @@ class LocalModelError(RuntimeError):
 def _source_root() -> str:
     """The directory holding the ``agent`` package, so the child finds it even from a plain checkout."""
     return str(Path(__file__).resolve().parents[2])
+
+
+def _env(base: Mapping[str, str]) -> dict[str, str]:
+    env = dict(base)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
 
 
 class LocalModelServer:
@@ -87,7 +93,6 @@ class LocalModelServer:
         self.starts = 0
         self._resolved: Path | None = None
 
-    # ------------------------------------------------------------------ properties
     @property
     def model_name(self) -> str:
         """The name the server reports and the provider sends (llama.cpp serves one model anyway)."""
@@ -121,7 +126,7 @@ class LocalModelServer:
     @property
     def running(self) -> bool:
         if self._kept_pid is not None:
-            return _pid_alive(self._kept_pid)
+            return keeper.pid_alive(self._kept_pid)
         return self._process is not None and self._process.returncode is None
 
     @property
@@ -134,7 +139,6 @@ class LocalModelServer:
     def log_path(self) -> Path:
         return self._log_path or bundled.cache_dir() / "llama-server.log"
 
-    # ------------------------------------------------------------------ lifecycle
     def _get_lock(self) -> anyio.Lock:
         if self._lock is None:
             self._lock = anyio.Lock()
@@ -173,7 +177,6 @@ class LocalModelServer:
                         tb: TracebackType | None) -> None:
         await self.stop()
 
-    # ------------------------------------------------------------------ internals
     def _report(self, stage: str, fraction: float) -> None:
         if self._progress is not None:
             try:
@@ -207,10 +210,15 @@ class LocalModelServer:
                          self._last_port)
         return await self._start(0)
 
+    def _command(self, path: Path, port: int) -> list[str]:
+        return [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
+                "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name,
+                "--slot-save-path", str(self.slot_files.directory)]
+
     def _kept_paths(self) -> keeper.Paths:
         return keeper.paths_for(bundled.cache_dir() / "servers", self._ident())
 
-    def _ident(self) -> str:
+    def _ident(self) -> str:  # what a kept server is registered under
         return f"{self.model_id}:threads{self.threads or 0}:agentls{__version__}"
 
     async def _start(self, port: int) -> str:
@@ -253,13 +261,9 @@ class LocalModelServer:
     async def _spawn_kept(self, path: Path, paths: keeper.Paths, port: int) -> str:
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
-        cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
-               "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name,
-               "--slot-save-path", str(self.slot_files.directory), "--keep-alive", f"{self.keep_alive:g}",
-               "--registry", str(paths.registry), "--lease", str(paths.lease), "--ident", self._ident()]
-        env = {k: v for k, v in os.environ.items() if k != MARKER_VAR}  # in no command group: it outlives us
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
-        env["PYTHONUNBUFFERED"] = "1"
+        cmd = [*self._command(path, port), "--keep-alive", f"{self.keep_alive:g}", "--registry", str(paths.registry),
+               "--lease", str(paths.lease), "--ident", self._ident()]
+        env = _env({k: v for k, v in os.environ.items() if k != MARKER_VAR})  # in no command group: it outlives us
         started = time.monotonic()
         self._report("loading model", 0.0)
         self._process = await anyio.open_process(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -293,12 +297,7 @@ class LocalModelServer:
     async def _start_child(self, path: Path, port: int) -> str:
         size = (await anyio.Path(path).stat()).st_size
         self._log_file = await self._open_log()
-        cmd = [sys.executable, "-m", "agentls.agent.local.serve", "--model", str(path), "--port", str(port),
-               "--ctx-size", str(self.ctx_size), "--threads", str(self.threads or 0), "--alias", self.model_name,
-               "--slot-save-path", str(self.slot_files.directory)]
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
-        env["PYTHONUNBUFFERED"] = "1"
+        cmd, env = self._command(path, port), _env(os.environ)
         started = time.monotonic()
         self._report("loading model", 0.0)
         group = self._group = CommandGroup()
@@ -330,29 +329,8 @@ class LocalModelServer:
     async def _await_announce(self, expected_seconds: float) -> dict[str, Any]:
         proc = self._process
         assert proc is not None and proc.stdout is not None
-        reader = BufferedByteReceiveStream(proc.stdout)
-        started = time.monotonic()
-        line: bytes | None = None
-        failure = ""
-
-        async def tick() -> None:
-            while True:
-                await anyio.sleep(0.2)
-                self._report("loading model", 0.95 * min(1.0, (time.monotonic() - started) / expected_seconds))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(tick)
-            try:
-                with anyio.fail_after(self.startup_timeout):
-                    line = await reader.receive_until(b"\n", 1 << 16)
-            except TimeoutError:
-                failure = f"the local model server did not start within {self.startup_timeout:.0f}s"
-            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
-                with anyio.move_on_after(2.0):
-                    await proc.wait()
-                failure = (f"the local model server exited during start-up (exit status "
-                           f"{proc.returncode}); out of memory, or not a valid GGUF?")
-            tg.cancel_scope.cancel()
+        line, failure = await read_line(proc, self.startup_timeout, expected_seconds,
+                                        lambda f: self._report("loading model", f))
         if line is None:
             raise LocalModelError(failure + await self._log_tail())
         try:
@@ -413,42 +391,10 @@ class LocalModelServer:
         if http is not None:
             await http.aclose()
         if proc is not None:
-            await _reap(proc)
+            await reap(proc)
         if group is not None:
             group.leader_reaped = proc is None or proc.returncode is not None
             await anyio.to_thread.run_sync(group.kill)  # whatever it started, too
             group.close()
         if log_file is not None:
             await log_file.aclose()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-async def _reap(proc: anyio.abc.Process) -> None:
-    """Lifeline EOF first (the child exits at once), then SIGTERM, then SIGKILL; always wait."""
-    if proc.stdin is not None:
-        try:
-            await proc.stdin.aclose()
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
-    for step in ("eof", "terminate", "kill"):
-        if proc.returncode is not None:
-            break
-        try:
-            if step == "terminate":
-                proc.terminate()
-            elif step == "kill":
-                proc.kill()
-        except ProcessLookupError:
-            pass
-        with anyio.move_on_after(STOP_GRACE if step != "kill" else 10.0):
-            await proc.wait()
-    await proc.aclose()
