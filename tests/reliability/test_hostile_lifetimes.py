@@ -171,8 +171,10 @@ async def test_the_acp_face_ends_its_mcp_servers(how: str, workspace: Path, home
 
 def standin_env(home: Path, load_seconds: float) -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(STANDIN), os.environ.get("PYTHONPATH")) if p)
+    # local_keep_alive 0: the server's lifetime tied to the run's, which these cases are about (a server kept
+    # loaded between runs outlives the run by design: tests/local/test_keep_alive.py)
     return server_env(home, PYTHONPATH=path, STANDIN_PID_FILE=str(home / "model.pid"),
-                      STANDIN_LOAD_SECONDS=str(load_seconds))
+                      STANDIN_LOAD_SECONDS=str(load_seconds), AGENTLS_LOCAL_KEEP_ALIVE="0")
 
 
 @pytest.mark.parametrize("when", ["loading", "generating"])
