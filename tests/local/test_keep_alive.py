@@ -57,6 +57,16 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+def alive(pid: int) -> bool:
+    """Running, not a zombie: in the full suite pytest is a child subreaper (agent/process_group.py), so an
+    exited detached server is its zombie until reaped, and ``kill(pid, 0)`` still succeeds."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def registered(cache: Path) -> list[dict[str, object]]:
     out = []
     for f in (cache / "servers").glob("*.json"):
@@ -85,9 +95,7 @@ def test_an_idle_server_exits_and_unregisters(workspace: Path, cache: Path) -> N
     pid = int(str(server["pid"]))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not alive(pid):
             break
         time.sleep(0.5)
     else:
@@ -135,9 +143,7 @@ def test_model_stop_ends_the_kept_server(workspace: Path, cache: Path) -> None:
     assert stop.returncode == 0 and "stopped 1 kept model server" in stop.stderr
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        try:
-            os.kill(int(str(server["pid"])), 0)
-        except ProcessLookupError:
+        if not alive(int(str(server["pid"]))):
             return
         time.sleep(0.2)
     pytest.fail("agentls model stop did not end the server")
