@@ -10,6 +10,7 @@ from .dispatch import announce, run_calls
 from .parts import TurnParts
 from .prepare import prepare_calls
 from .state import TurnState
+from ..outcome import EDIT_TOOLS
 from ..types import Message, ToolCall
 
 
@@ -25,8 +26,8 @@ async def agent_round(parts: TurnParts, turn: TurnState, calls: list[ToolCall], 
         {"role": "assistant", "content": "", "tool_calls": calls, "meta": meta}, messages)
     prepared = prepare_calls(message.get("tool_calls") or [], parts.registry, truncated=False,
                              parameters=parts.views.parameters)  # as a call of the model would be
-    for p in prepared:  # counted like the model's: a model that copies the agent's failed call word for word
-        if p.error is None:  # is stopped one copy sooner (it runs here whatever the count)
+    for p in prepared:  # an edit is counted like the model's: a model that copies the agent's failed edit word for
+        if p.error is None and p.call["function"]["name"] in EDIT_TOOLS:  # word is stopped one copy sooner
             turn.guard.see(p.call["function"]["name"], p.args, p.call["function"]["arguments"], turn.iterations)
     messages.append({**message, "tool_calls": [p.call for p in prepared]})
     named = await announce(parts, prepared)

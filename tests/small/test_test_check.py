@@ -268,3 +268,23 @@ async def test_the_retry_turn_s_repair_sees_the_first_turn_s_files_and_the_whole
     assert "INSTRUCTIONS.md:\n" in ask and "acronym_test.py:\n```python\nimport unittest" in ask
     assert "line 59 of the output" in ask  # past the instruction's 1,200 characters of the request
     assert ask.index("The user's message:") < ask.index("acronym.py (the whole file) now:") and exit_code(result) == 0
+
+
+async def test_a_model_that_copies_the_agent_s_failed_first_edit_is_stopped_one_copy_sooner(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    first = {"path": "acronym.py", "change": "Implement the stub in acronym.py so that it satisfies INSTRUCTIONS.md."}
+    copy = [j("edit_file", **first)] * 3  # the step and both its resamples (loop/resample.py) copy it
+    srv.push(block(STUB), block(STUB), *copy, block(STUB), block(STUB), *copy, j("final_answer", text="Could not."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    edits = [m["content"] for m in result.messages if m.get("role") == "tool" and m.get("name") == "edit_file"]
+    assert len(edits) == 3 and edits[-1].startswith("error: you made this exact edit_file call 3 times")
+    assert result.tools_stopped is not None and exit_code(result) == 4
+
+
+async def test_the_pre_read_s_reads_do_not_count_toward_the_loop_guard(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                       exercise: Path) -> None:
+    srv.push(j("read_file", path="acronym.py"), j("read_file", path="acronym.py"), j("final_answer", text="A stub."))
+    result = await make_agent(small_model=True, tool_mode="json").run_conversation("What is in acronym.py?")
+    reads = [m["content"] for m in result.messages if m.get("role") == "tool" and m.get("name") == "read_file"]
+    assert len(reads) == 3 and all(r.startswith("     1\tdef abbreviate") for r in reads)  # the pre-read's, then 2
+    assert result.tools_stopped is None
