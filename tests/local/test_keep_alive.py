@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.process_state import alive
+
 from agentls.agent.local.keeper import read_registry
 
 from .conftest import ROOT, needs_local_model
@@ -55,16 +57,6 @@ def workspace(tmp_path: Path) -> Path:
     ws.mkdir()
     (ws / "greet.py").write_text('print("Hello, world!")\n')
     return ws
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie: in the full suite pytest is a child subreaper (agent/process_group.py), so an
-    exited detached server is its zombie until reaped, and ``kill(pid, 0)`` still succeeds."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def registered(cache: Path) -> list[dict[str, object]]:

@@ -17,6 +17,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.process_state import alive
+
 from agentls.agent.scripted import ScriptedServer, stall, text
 
 from .wire import AcpProc, LspProc, server_env
@@ -24,14 +26,6 @@ from .wire import AcpProc, LspProc, server_env
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "mcp_hostile_server.py"
 STANDIN = HERE / "standin"
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 async def pid_in(path: Path, timeout: float = 30) -> int:
