@@ -1,6 +1,6 @@
 """The local model's child process: llama.cpp's own HTTP server on 127.0.0.1, in-process via xllamacpp.
 
-    python -m agentls.agent.local.serve --model PATH [--port 0] [--ctx-size 8192] [--threads N]
+    python -m agentls.agent.local.serve --model PATH [--port 0] [--ctx-size 8192] [--threads N] [--draft ngram|none]
 
 Prints exactly one JSON line on stdout once the server answers ``/health``:
 ``{"url": "http://127.0.0.1:PORT/v1", "model": ..., "pid": ..., "load_seconds": ...}``; on failure,
@@ -46,6 +46,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--alias", default=None, help="the model name /v1/models reports")
     p.add_argument("--health-timeout", type=float, default=30.0)
     p.add_argument("--slot-save-path", default=None, help="directory for /slots/0?action=save|restore")
+    p.add_argument("--draft", choices=("ngram", "none"), default="none",
+                   help="ngram: speculative decoding drafted from the context itself (see _params); off by default")
     p.add_argument("--keep-alive", type=float, default=0.0,
                    help="seconds: outlive the parent, detached, until nobody has used it for this long (needs "
                         "--registry and --lease; agent/local/keeper.py)")
@@ -87,6 +89,13 @@ def _params(args: argparse.Namespace) -> Any:
     params.cors_credentials = False
     if args.alias:
         params.model_alias = args.alias
+    if args.draft == "ngram":
+        # Prompt-lookup speculation, no draft model: when the last 12 tokens also occur earlier in the context,
+        # the tokens that followed them there are proposed and checked in one batch. A file rewritten whole, or
+        # a file quoted, is mostly a copy of what was read: 3 times the decode rate on 2 cores for a plain-text copy.
+        # But a JSON-mode answer quoting a file (escaped newlines) has its drafts rejected and decodes 30% slower,
+        # and llama.cpp cannot switch it per request: off until the agent's own turns are measured (bench/README.md).
+        params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
     if args.slot_save_path:  # a new run restores the processed system prompt (agent/local/slots.py)
         os.makedirs(args.slot_save_path, exist_ok=True)
         params.slot_save_path = os.path.join(args.slot_save_path, "")  # llama.cpp appends the file name as is
