@@ -80,7 +80,7 @@ def _checked_last(messages: list[Message], start: int) -> bool:
     for m in reversed(messages[start:]):
         meta = m.get("meta") or {}
         if m.get("role") == "assistant" and m.get("tool_calls"):
-            return bool(meta.get("test_check") or meta.get("test_repair"))
+            return bool(meta.get("test_check") or meta.get("test_repair") or meta.get("test_restore"))
     return False
 
 

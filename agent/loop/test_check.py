@@ -14,6 +14,12 @@ the default ``auto-edit`` refuses commands unasked, so there is no check; ``--ap
 only while the output says how many tests ran (a missing pytest, a test file that does not parse: no repair,
 never a guess). A run that ends failing is the turn's ``tests_failing`` (the footer, exit code 4, and a line
 after the answer). The setting ``check_tests = false`` turns it off.
+
+A repair can make things worse (a 1.5B model that fixes one assertion and breaks the import). The turn never
+ends on a version the tests liked less than one they already saw: when the last run passed fewer tests than an
+earlier one, the agent puts that earlier version back, as its own ``edit_file {path, old_string, new_string}``
+of the lines that differ (``test_restore``; the editor shows it, it can be undone), and the turn reports that
+version's run.
 """
 
 from __future__ import annotations
@@ -82,6 +88,11 @@ async def check_tests(parts: TurnParts, turn: TurnState) -> None:
     if found is None:
         return
     target, test = found
+    await _run_and_repair(parts, turn, target, test)
+    await _keep_best(parts, turn, target)
+
+
+async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
     root, state = parts.conversation.root, turn.tests
     while state.runs < MAX_RUNS and not turn.outcome.tools_stopped:
         written = turn.outcome.written(root / target)
@@ -101,11 +112,44 @@ async def check_tests(parts: TurnParts, turn: TurnState) -> None:
             return
         run, timed_out = result
         state.failing = f"{test} ({'timed out' if timed_out else run.summary()})"
+        passed = 0 if timed_out else run.ran - run.failed
+        if state.best is None or (passed, -run.failed) >= state.best[:2]:  # a tie: the later one
+            state.best = (passed, -run.failed, written, state.failing)
         if state.runs >= MAX_RUNS:
             return
         await agent_round(parts, turn, calls_of("edit_file", [
             {"path": target, "change": repair_request(target, test, run, timed_out)}], "test_repair"),
             {"test_repair": True})
+
+
+def restore_edit(current: str, best: str) -> dict[str, str]:
+    """``edit_file``'s old and new strings that turn ``current`` into ``best``: the whole lines from the first
+    that differs to the last, when they occur once in ``current``; else the whole file."""
+    old, new = current.splitlines(keepends=True), best.splitlines(keepends=True)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    old_part, new_part = "".join(old[head:len(old) - tail]), "".join(new[head:len(new) - tail])
+    if not old_part.strip() or current.count(old_part) != 1:
+        return {"old_string": current, "new_string": best}
+    return {"old_string": old_part, "new_string": new_part}
+
+
+async def _keep_best(parts: TurnParts, turn: TurnState, target: str) -> None:
+    """Put back the version whose run passed most, when the last run passed fewer (and nothing else edited the
+    file since: the last run saw what is there)."""
+    state, path = turn.tests, parts.conversation.root / target
+    best, current = state.best, turn.outcome.written(path)
+    if best is None or state.failing is None or current is None or current != state.checked or \
+            best[2] == current or turn.outcome.tools_stopped:
+        return
+    await agent_round(parts, turn, calls_of("edit_file", [{"path": target, **restore_edit(current, best[2])}],
+                                            "test_restore"), {"test_restore": True})
+    if turn.outcome.written(path) == best[2]:
+        state.checked, state.failing = best[2], best[3]
 
 
 def _test_of(parts: TurnParts, turn: TurnState) -> tuple[str, str] | None:

@@ -49,7 +49,7 @@ def block(body: str) -> Reply:
 
 def agent_steps(messages: list[dict[str, Any]]) -> list[str]:
     return [next(iter(m["meta"])) for m in messages if m.get("role") == "assistant" and m.get("tool_calls")
-            and set(m.get("meta") or {}) & {"preread", "first_edit", "test_check", "test_repair"}]
+            and set(m.get("meta") or {}) & {"preread", "first_edit", "test_check", "test_repair", "test_restore"}]
 
 
 @pytest.fixture
@@ -288,3 +288,45 @@ async def test_the_pre_read_s_reads_do_not_count_toward_the_loop_guard(make_agen
     reads = [m["content"] for m in result.messages if m.get("role") == "tool" and m.get("name") == "read_file"]
     assert len(reads) == 3 and all(r.startswith("     1\tdef abbreviate") for r in reads)  # the pre-read's, then 2
     assert result.tools_stopped is None
+
+
+HALF = "def abbreviate(words):\n    return ''.join(w[0] for w in words.split())\n"  # passes test_basic only
+
+
+async def test_a_repair_that_passes_fewer_tests_is_undone_and_the_turn_reports_the_best_run(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    worse = "def abbreviate(words):\n    return words[0]\n"
+    import_error = "import acronym_helpers\n\n\ndef abbreviate(words):\n    return ''\n"  # 1 of 1 "failed", 0 passed
+    srv.push(block(HALF), block(worse), block(import_error), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == HALF  # the version that passed 1 of 2, put back
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair", "test_check",
+                                            "test_repair", "test_check", "test_restore"]
+    restore = next(m for m in result.messages if (m.get("meta") or {}).get("test_restore"))
+    args = json.loads(restore["tool_calls"][0]["function"]["arguments"])
+    assert args == {"path": "acronym.py", "old_string": import_error, "new_string": HALF}
+    assert result.messages[result.messages.index(restore) + 1]["content"].startswith("Edited acronym.py")
+    assert result.tests_failing == "acronym_test.py (1 of 2 tests failed)" and exit_code(result) == 4
+    step = srv.requests[-1].body  # after the restore the model may only answer
+    assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
+        "final_answer"]
+
+
+async def test_of_two_runs_that_pass_as_many_the_later_version_is_put_back(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                  exercise: Path) -> None:
+    other = HALF.replace("words.split()", "words.split(' ')")  # also passes test_basic only
+    srv.push(block(HALF), block(other), block(WRONG), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == other  # WRONG (0 of 2) undone, to the later of the two ties
+    assert agent_steps(result.messages)[-1] == "test_restore"
+    assert result.tests_failing == "acronym_test.py (1 of 2 tests failed)"
+
+
+def test_the_restore_edit_is_the_lines_that_differ_when_they_are_unique() -> None:
+    current = "import x\n\ndef f():\n    return 1\n\ndef g():\n    pass\n"
+    best = "import x\n\ndef f():\n    return 2\n\ndef g():\n    pass\n"
+    assert test_check.restore_edit(current, best) == {"old_string": "    return 1\n", "new_string": "    return 2\n"}
+    twice = "def f():\n    pass\n\ndef g():\n    pass\n"
+    assert test_check.restore_edit(twice, "def f():\n    pass\n\ndef g():\n    return 0\n") == {
+        "old_string": twice, "new_string": "def f():\n    pass\n\ndef g():\n    return 0\n"}  # "    pass" twice
+    assert test_check.restore_edit("a\nb\n", "a\nx\nb\n") == {"old_string": "a\nb\n", "new_string": "a\nx\nb\n"}
