@@ -4,8 +4,9 @@ On a change request of one file whose tests the pre-read found (``acronym_test.p
 loop/preread.py), once an edit of the file landed the agent runs those tests itself, as a ``terminal`` call
 like the model's (the editor shows it, the approval policy and the OS sandbox apply), and when some fail it
 makes the repair its own ``edit_file {path, change}``: the change names the failing tests, their lines and
-their errors, and the rewrite sees the run's whole output above it. Then the tests run again: at most
-``MAX_RUNS`` runs and ``MAX_RUNS - 1`` repairs a turn. A 1.5B model that wrote ``'PNG '`` for ``'PNG'`` reads
+their errors, and the rewrite sees the run's whole output above it (a repair that comes back unchanged is
+followed, once a turn, by a fresh attempt from the stub: loop/fresh_attempt.py). Then the tests run again: at
+most ``MAX_RUNS`` runs and ``MAX_RUNS - 1`` repairs a turn. A 1.5B model that wrote ``'PNG '`` for ``'PNG'`` reads
 the assertion and fixes it; asked to answer instead, it said "implemented".
 
 Only Python tests (``unittest`` for a file that uses it, else ``pytest``), only when the command may run
@@ -30,6 +31,7 @@ from pathlib import Path, PurePosixPath
 import anyio
 
 from .agent_round import agent_round, calls_of
+from .fresh_attempt import came_back_unchanged, fresh_attempt
 from .parts import TurnParts
 from .preread import regular_file
 from .state import TurnState
@@ -120,6 +122,9 @@ async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: 
         await agent_round(parts, turn, calls_of("edit_file", [
             {"path": target, "change": repair_request(target, test, run, timed_out)}], "test_repair"),
             {"test_repair": True})
+        if not state.fresh and not timed_out and came_back_unchanged(parts.conversation.messages):
+            state.fresh = True  # once a turn: the file asked for anew, from the stub (loop/fresh_attempt.py)
+            await fresh_attempt(parts, turn, target, test, run)
 
 
 def restore_edit(current: str, best: str) -> dict[str, str]:

@@ -111,11 +111,13 @@ async def test_tests_that_still_fail_after_the_repairs_exit_4_with_the_line_that
 
 async def test_a_repair_that_changes_nothing_ends_the_check_and_the_model_answers(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
+    srv.push(block(WRONG), block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]
     assert result.tests_failing is not None and exit_code(result) == 4
-    assert len(srv.requests) == 4  # first edit, the repair and its one resample, then the answer: no model copies
+    # first edit, the repair and its one resample, the fresh attempt (the same code again: not landed), then the
+    # answer: no model copies
+    assert len(srv.requests) == 5 and srv.requests[3].body["temperature"] == 0.7
 
 
 async def test_code_that_never_finishes_is_killed_and_the_repair_says_so(
@@ -234,7 +236,7 @@ def test_output_without_a_summary_is_not_read(output: str) -> None:
 
 async def test_after_a_repair_that_changed_nothing_the_model_may_only_answer(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
+    srv.push(block(WRONG), block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
     await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     step = srv.requests[-1].body
     assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
@@ -330,3 +332,30 @@ def test_the_restore_edit_is_the_lines_that_differ_when_they_are_unique() -> Non
     assert test_check.restore_edit(twice, "def f():\n    pass\n\ndef g():\n    return 0\n") == {
         "old_string": twice, "new_string": "def f():\n    pass\n\ndef g():\n    return 0\n"}  # "    pass" twice
     assert test_check.restore_edit("a\nb\n", "a\nx\nb\n") == {"old_string": "a\nb\n", "new_string": "a\nx\nb\n"}
+
+
+async def test_a_repair_that_came_back_unchanged_is_followed_by_one_fresh_attempt_from_the_stub(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(WRONG), block(WRONG), block(WRONG), block(DONE), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0 and result.tests_failing is None
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair", "test_repair",
+                                            "test_check"]
+    fresh = next(m for m in result.messages if (m.get("meta") or {}).get("fresh"))
+    assert json.loads(fresh["tool_calls"][0]["function"]["arguments"]) == {
+        "path": "acronym.py", "old_string": WRONG, "new_string": DONE}
+    ask = srv.requests[3].body
+    assert ask["temperature"] == 0.7 and len(ask["messages"]) == 2
+    content = ask["messages"][1]["content"]
+    assert f"acronym.py as it was at the start:\n```python\n{STUB}```" in content and WRONG not in content
+    assert "AssertionError: 'PNG ' != 'PNG'" in content and "INSTRUCTIONS.md:" in content
+    assert content.endswith("no JSON, no tool call.")
+
+
+async def test_a_fresh_attempt_that_renames_the_function_is_not_written(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    renamed = DONE.replace("def abbreviate", "def acronym")
+    srv.push(block(WRONG), block(WRONG), block(WRONG), block(renamed), j("final_answer", text="Could not."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == WRONG and exit_code(result) == 4
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]

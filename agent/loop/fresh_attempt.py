@@ -1,0 +1,99 @@
+"""A fresh attempt when a test repair came back unchanged (docs/loop.md §9.11).
+
+Asked to repair code it wrote, a 1.5B model that does not see the fault writes the same code back, at
+temperature 0 and again when sampled: it copies the file it was shown last. Once a turn, the agent then asks
+for the file anew instead, shown as it was when the conversation first read it (the stub), with the tests
+that failed listed and the instructions and tests as the first edit saw them (loop/focused.py), sampled. The
+reply gets the described edit's guards (it parses, keeps the stub's names and signatures, is no stub, has its
+imports) and lands as the agent's own ``edit_file {path, old_string, new_string}`` of the whole file
+(``meta.test_repair`` and ``meta.fresh``); then the tests run again, and the best run's version is what the turn
+keeps (loop/test_check.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .agent_round import agent_round, calls_of
+from .focused import focused_prompt, request_text
+from .parts import TurnParts
+from .save import save
+from .state import TurnState
+from .test_output import TestRun
+from ..providers.errors import ProviderError
+from ..tools.described import RewriteRefused, extract
+from ..tools.fences import fence_for
+from ..tools.guards import breaks_python
+from ..tools.imports import with_imports
+from ..tools.keep_names import lost_names
+from ..tools.matching import without_line_numbers
+from ..tools.stubs import still_stubs
+from ..types import Message, text_of
+
+FRESH_TEMPERATURE = 0.7
+UNCHANGED_MARK = "is the same as before, so nothing changed"
+_DIGESTED = "[Old tool output"
+
+
+def came_back_unchanged(messages: list[Message]) -> bool:
+    """The last step was the agent's repair, and its rewrite was the file as it was."""
+    if len(messages) < 2:
+        return False
+    call, result = messages[-2], messages[-1]
+    return bool((call.get("meta") or {}).get("test_repair")) and result.get("role") == "tool" and \
+        UNCHANGED_MARK in text_of(result)
+
+
+def first_read(messages: list[Message], target: str) -> str | None:
+    """The target as the conversation's first pre-read showed it (read_file's line numbers taken off)."""
+    for i, m in enumerate(messages):
+        if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
+            continue
+        ids = {c["id"] for c in m.get("tool_calls") or [] if f'"path": "{target}"' in c["function"]["arguments"]}
+        for r in messages[i + 1:]:
+            if r.get("role") != "tool":
+                break
+            text = text_of(r)
+            if r.get("tool_call_id") in ids:
+                if text.startswith(("error", _DIGESTED)):
+                    return None
+                return without_line_numbers(text) or text
+    return None
+
+
+def instruction(target: str, start: str, test: str, run: TestRun) -> str:
+    fence = fence_for(start)
+    failures = "\n".join(f"- {f}" for f in run.failures)
+    return (f"{target} as it was at the start:\n{fence}python\n{start.rstrip()}\n{fence}\n"
+            f"An implementation of it failed these tests of {test} ({run.summary()}):\n{failures}\n"
+            f"Write {target} anew so that every test passes, with a different approach where the failures show a "
+            "wrong one. Keep every function and class of the file above, with the same names and parameters. "
+            f"Reply with the whole new {target} in one {fence}python code block only: no JSON, no tool call.")
+
+
+async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: str, run: TestRun) -> bool:
+    """Ask for the file anew and land it; False when there is nothing to ask from or the reply is unusable."""
+    path = parts.conversation.root / target
+    start, current = first_read(parts.conversation.messages, target), turn.outcome.written(path)
+    if start is None or current is None:
+        return False
+    prompt = focused_prompt(parts, instruction(target, start, test, run), FRESH_TEMPERATURE)
+    await save(parts, turn)  # before every provider call
+    try:
+        response = await parts.caller.call(lambda: prompt, turn.calls, purpose="rewrite", stream_to_user=False)
+        new = extract(text_of(response.message), current)
+    except (ProviderError, RewriteRefused):
+        return False
+    new, _ = with_imports(new)
+    if not new.endswith("\n"):
+        new += "\n"
+    if new == current or _refused(path, start, current, new, request_text(parts)):
+        return False
+    await agent_round(parts, turn, calls_of("edit_file", [{"path": target, "old_string": current, "new_string": new}],
+                                            "test_fresh"), {"test_repair": True, "fresh": True})
+    return turn.outcome.written(path) == new
+
+
+def _refused(path: Path, start: str, current: str, new: str, request: str) -> bool:
+    return bool(breaks_python(path, current, new) or lost_names(path, start, new, request) or
+                still_stubs(path, start, new, request))
