@@ -36,7 +36,7 @@ def _path_of(call_args: str) -> str | None:
     return None
 
 
-def _preread(messages: list[Message]) -> list[tuple[str, str]]:
+def preread_files(messages: list[Message]) -> list[tuple[str, str]]:
     """The files the pre-reads of this conversation showed, each as last read: (path, text without read_file's
     line numbers). A retry turn ("the tests fail as shown above") reads no test file again (loop/preread.py)."""
     out: dict[str, str] = {}
@@ -78,7 +78,7 @@ def focused_prompt(parts: TurnParts, instruction: str, temperature: float) -> Pr
     conversation = parts.conversation
     messages, start = conversation.messages, conversation.turn_user or 0
     shown = [f"{path}:\n{fence_for(text)}{_LANG.get(PurePosixPath(path).suffix, '')}\n{text.rstrip()}\n{fence_for(text)}"
-             for path, text in _preread(messages) if not instruction.startswith(f"{path} ")]
+             for path, text in preread_files(messages) if not instruction.startswith(f"{path} ")]
     request = request_text(parts)
     if len(request) > MAX_REQUEST_CHARS:  # the instruction carries its start only (a retry's pasted test output)
         cut = request[:MAX_USER_CHARS]

@@ -1,7 +1,9 @@
 """A fresh attempt when a test repair came back unchanged (docs/loop.md §9.11).
 
 Asked to repair code it wrote, a 1.5B model that does not see the fault writes the same code back, at
-temperature 0 and again when sampled: it copies the file it was shown last. Once a turn, the agent then asks
+temperature 0 and again when sampled: it copies the file it was shown last. That happens to the agent's repair
+after a failing run, and to a retry turn's first edit ("the tests fail as shown above; fix the code": the
+agent then runs the tests on the file as it is first). Once a turn, the agent then asks
 for the file anew instead, shown as it was when the conversation first read it (the stub), with the tests
 that failed listed and the instructions and tests as the first edit saw them (loop/focused.py), sampled. The
 reply gets the described edit's guards (it parses, keeps the stub's names and signatures, is no stub, has its
@@ -35,12 +37,13 @@ UNCHANGED_MARK = "is the same as before, so nothing changed"
 _DIGESTED = "[Old tool output"
 
 
-def came_back_unchanged(messages: list[Message]) -> bool:
-    """The last step was the agent's repair, and its rewrite was the file as it was."""
+def came_back_unchanged(messages: list[Message], kind: str) -> bool:
+    """The last step was the agent's own edit of ``kind`` (``first_edit``, ``test_repair``), and its rewrite
+    was the file as it was."""
     if len(messages) < 2:
         return False
     call, result = messages[-2], messages[-1]
-    return bool((call.get("meta") or {}).get("test_repair")) and result.get("role") == "tool" and \
+    return bool((call.get("meta") or {}).get(kind)) and result.get("role") == "tool" and \
         UNCHANGED_MARK in text_of(result)
 
 
@@ -71,11 +74,13 @@ def instruction(target: str, start: str, test: str, run: TestRun) -> str:
             f"Reply with the whole new {target} in one {fence}python code block only: no JSON, no tool call.")
 
 
-async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: str, run: TestRun) -> bool:
-    """Ask for the file anew and land it; False when there is nothing to ask from or the reply is unusable."""
+async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: str, run: TestRun,
+                        current: str) -> bool:
+    """Ask for the file anew and land it over ``current`` (its text now); False when there is nothing to ask
+    from or the reply is unusable."""
     path = parts.conversation.root / target
-    start, current = first_read(parts.conversation.messages, target), turn.outcome.written(path)
-    if start is None or current is None:
+    start = first_read(parts.conversation.messages, target)
+    if start is None:
         return False
     prompt = focused_prompt(parts, instruction(target, start, test, run), FRESH_TEMPERATURE)
     await save(parts, turn)  # before every provider call

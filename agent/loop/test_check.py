@@ -90,8 +90,23 @@ async def check_tests(parts: TurnParts, turn: TurnState) -> None:
     if found is None:
         return
     target, test = found
+    await _after_unchanged_first_edit(parts, turn, target, test)
     await _run_and_repair(parts, turn, target, test)
     await _keep_best(parts, turn, target)
+
+
+async def _after_unchanged_first_edit(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
+    """A first edit that came back unchanged (the stub written back; a retry's "fix the code" that rewrote it as
+    it was): the tests run on the file as it is, and when they fail, the fresh attempt (loop/fresh_attempt.py)."""
+    state, messages = turn.tests, parts.conversation.messages
+    if state.fresh or state.runs or turn.outcome.written(parts.conversation.root / target) is not None or \
+            not came_back_unchanged(messages, "first_edit"):
+        return
+    current = await anyio.to_thread.run_sync(_read, parts.conversation.root, target)
+    result = await _run_once(parts, turn, target, test, current) if current is not None else None
+    if result is not None and not result[1] and state.runs < MAX_RUNS:
+        state.fresh = True
+        await fresh_attempt(parts, turn, target, test, result[0], current or "")
 
 
 async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
@@ -100,31 +115,41 @@ async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: 
         written = turn.outcome.written(root / target)
         if written is None or written == state.checked:
             return  # no landed edit since the last run
-        text = await anyio.to_thread.run_sync(_read, root, test)
-        if text is None:
-            return
-        command = command_for(test, text, await venv_env(root) is not None)
-        if not _may_run(parts, command):
-            return
-        state.checked = written
-        state.runs += 1
-        result = await _run(parts, turn, command)
-        if result is None or (result[0].passed and not result[1]):
-            state.failing = None
+        result = await _run_once(parts, turn, target, test, written)
+        if result is None or state.runs >= MAX_RUNS:
             return
         run, timed_out = result
-        state.failing = f"{test} ({'timed out' if timed_out else run.summary()})"
-        passed = 0 if timed_out else run.ran - run.failed
-        if state.best is None or (passed, -run.failed) >= state.best[:2]:  # a tie: the later one
-            state.best = (passed, -run.failed, written, state.failing)
-        if state.runs >= MAX_RUNS:
-            return
         await agent_round(parts, turn, calls_of("edit_file", [
             {"path": target, "change": repair_request(target, test, run, timed_out)}], "test_repair"),
             {"test_repair": True})
-        if not state.fresh and not timed_out and came_back_unchanged(parts.conversation.messages):
+        if not state.fresh and not timed_out and came_back_unchanged(parts.conversation.messages, "test_repair"):
             state.fresh = True  # once a turn: the file asked for anew, from the stub (loop/fresh_attempt.py)
-            await fresh_attempt(parts, turn, target, test, run)
+            await fresh_attempt(parts, turn, target, test, run, written)
+
+
+async def _run_once(parts: TurnParts, turn: TurnState, target: str, test: str,
+                    version: str) -> tuple[TestRun, bool] | None:
+    """Run the tests on ``version`` (the target's text now): the failing run and whether it timed out, or None
+    (no run: not allowed, no test file; or it passed, or its output says nothing)."""
+    root, state = parts.conversation.root, turn.tests
+    text = await anyio.to_thread.run_sync(_read, root, test)
+    if text is None:
+        return None
+    command = command_for(test, text, await venv_env(root) is not None)
+    if not _may_run(parts, command):
+        return None
+    state.checked = version
+    state.runs += 1
+    result = await _run(parts, turn, command)
+    if result is None or (result[0].passed and not result[1]):
+        state.failing = None
+        return None
+    run, timed_out = result
+    state.failing = f"{test} ({'timed out' if timed_out else run.summary()})"
+    passed = 0 if timed_out else run.ran - run.failed
+    if state.best is None or (passed, -run.failed) >= state.best[:2]:  # a tie: the later one
+        state.best = (passed, -run.failed, version, state.failing)
+    return result
 
 
 def restore_edit(current: str, best: str) -> dict[str, str]:

@@ -276,7 +276,10 @@ async def test_a_model_that_copies_the_agent_s_failed_first_edit_is_stopped_one_
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
     first = {"path": "acronym.py", "change": "Implement the stub in acronym.py so that it satisfies INSTRUCTIONS.md."}
     copy = [j("edit_file", **first)] * 3  # the step and both its resamples (loop/resample.py) copy it
-    srv.push(block(STUB), block(STUB), *copy, block(STUB), block(STUB), *copy, j("final_answer", text="Could not."))
+    # the first edit and its resample, the fresh attempt after the tests ran on the stub (the stub again: not
+    # landed), the model's first copy (after the run's output: not resampled) and its rewrite, then the copies
+    srv.push(block(STUB), block(STUB), block(STUB), copy[0], block(STUB), block(STUB), *copy,
+             j("final_answer", text="Could not."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     edits = [m["content"] for m in result.messages if m.get("role") == "tool" and m.get("name") == "edit_file"]
     assert len(edits) == 3 and edits[-1].startswith("error: you made this exact edit_file call 3 times")
@@ -359,3 +362,23 @@ async def test_a_fresh_attempt_that_renames_the_function_is_not_written(
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == WRONG and exit_code(result) == 4
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]
+
+
+async def test_a_retry_whose_first_edit_came_back_unchanged_runs_the_tests_and_makes_the_fresh_attempt(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    agent = make_agent(small_model=True, tool_mode="json")  # auto-edit: no test run in the first turn
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    await agent.run_conversation(ASK)
+    agent.policy.mode = "yolo"  # the user allows commands for the retry
+    srv.push(block(WRONG), block(WRONG), block(DONE), j("final_answer", text="Fixed."))
+    result = await agent.run_conversation(
+        "FF\nAssertionError: 'PNG ' != 'PNG'\nThe tests in acronym_test.py fail as shown above. The tests are "
+        "correct, don't change them. Fix the code in acronym.py to resolve the errors.")
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    turn = result.messages[next(i for i, m in enumerate(result.messages) if m.get("role") == "user"
+                                and "fail as shown above" in str(m.get("content"))):]
+    assert agent_steps(turn) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
+    fresh = next(m for m in turn if (m.get("meta") or {}).get("fresh"))
+    assert json.loads(fresh["tool_calls"][0]["function"]["arguments"])["old_string"] == WRONG
+    ask = srv.requests[4].body["messages"][1]["content"]  # the stub from the first turn's pre-read
+    assert f"acronym.py as it was at the start:\n```python\n{STUB}```" in ask and "2 of 2 tests failed" in ask
