@@ -15,7 +15,10 @@ import contextlib
 import json
 from pathlib import PurePosixPath
 
+import anyio
+
 from .parts import TurnParts
+from .regular import read_regular
 from ..model_caller import Prompt
 from ..tools.described import MAX_REQUEST_CHARS
 from ..tools.fences import fence_for
@@ -24,6 +27,7 @@ from ..types import Message, text_of
 
 SYSTEM = "You are an expert programmer. You write complete, correct code, and follow the requested reply format."
 MAX_USER_CHARS = 6000  # of a long request, shown whole up to this
+MAX_REREAD_BYTES = 200_000  # a digested pre-read is read again up to this size
 MAX_OUTPUT_CHARS = 4000  # of the failing run's output: its start (the first failures) is what a repair needs
 _LANG = {".py": "python", ".md": "markdown", ".js": "javascript", ".ts": "typescript", ".toml": "toml",
          ".json": "json"}
@@ -36,10 +40,11 @@ def _path_of(call_args: str) -> str | None:
     return None
 
 
-def preread_files(messages: list[Message]) -> list[tuple[str, str]]:
+def preread_files(messages: list[Message]) -> list[tuple[str, str | None]]:
     """The files the pre-reads of this conversation showed, each as last read: (path, text without read_file's
-    line numbers). A retry turn ("the tests fail as shown above") reads no test file again (loop/preread.py)."""
-    out: dict[str, str] = {}
+    line numbers), the text None where compression digested the result since. A retry turn ("the tests fail as
+    shown above") reads no test file again (loop/preread.py)."""
+    out: dict[str, str | None] = {}
     for i, m in enumerate(messages):
         if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
             continue
@@ -50,8 +55,21 @@ def preread_files(messages: list[Message]) -> list[tuple[str, str]]:
             path, text = paths.get(str(r.get("tool_call_id"))), text_of(r)
             if path and not text.startswith("error"):
                 out.pop(path, None)
-                out[path] = without_line_numbers(text) or text
+                out[path] = None if (r.get("meta") or {}).get("pruned") else without_line_numbers(text) or text
     return list(out.items())
+
+
+async def shown_files(parts: TurnParts) -> list[tuple[str, str]]:
+    """The pre-read files for the agent's own rewrite: a result compression digested (a long test file, in a
+    long turn or the next one) is read again from the workspace, so the model never gets the digest's
+    placeholder instead of the instructions or the tests."""
+    root, out = parts.conversation.root, []
+    for path, text in preread_files(parts.conversation.messages):
+        if text is None:
+            text = await anyio.to_thread.run_sync(read_regular, root, path, MAX_REREAD_BYTES)
+        if text is not None:
+            out.append((path, text))
+    return out
 
 
 def _last_run(messages: list[Message], start: int) -> str | None:
@@ -74,11 +92,12 @@ def request_text(parts: TurnParts) -> str:
     return text_of(message) if message is not None else ""
 
 
-def focused_prompt(parts: TurnParts, instruction: str, temperature: float) -> Prompt:
+def focused_prompt(parts: TurnParts, instruction: str, temperature: float, files: list[tuple[str, str]]) -> Prompt:
+    """``files``: ``shown_files(parts)``, read before the prompt is built."""
     conversation = parts.conversation
     messages, start = conversation.messages, conversation.turn_user or 0
     shown = [f"{path}:\n{fence_for(text)}{_LANG.get(PurePosixPath(path).suffix, '')}\n{text.rstrip()}\n{fence_for(text)}"
-             for path, text in preread_files(messages) if not instruction.startswith(f"{path} ")]
+             for path, text in files if not instruction.startswith(f"{path} ")]
     request = request_text(parts)
     if len(request) > MAX_REQUEST_CHARS:  # the instruction carries its start only (a retry's pasted test output)
         cut = request[:MAX_USER_CHARS]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .agent_round import agent_round, calls_of
-from .focused import focused_prompt, request_text
+from .focused import focused_prompt, request_text, shown_files
 from .parts import TurnParts
 from .save import save
 from .state import TurnState
@@ -34,7 +34,6 @@ from ..types import Message, text_of
 
 FRESH_TEMPERATURE = 0.7
 UNCHANGED_MARK = "is the same as before, so nothing changed"
-_DIGESTED = "[Old tool output"
 
 
 def came_back_unchanged(messages: list[Message], kind: str) -> bool:
@@ -58,7 +57,7 @@ def first_read(messages: list[Message], target: str) -> str | None:
                 break
             text = text_of(r)
             if r.get("tool_call_id") in ids:
-                if text.startswith(("error", _DIGESTED)):
+                if text.startswith("error") or (r.get("meta") or {}).get("pruned"):
                     return None
                 return without_line_numbers(text) or text
     return None
@@ -82,7 +81,7 @@ async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: st
     start = first_read(parts.conversation.messages, target)
     if start is None:
         return False
-    prompt = focused_prompt(parts, instruction(target, start, test, run), FRESH_TEMPERATURE)
+    prompt = focused_prompt(parts, instruction(target, start, test, run), FRESH_TEMPERATURE, await shown_files(parts))
     await save(parts, turn)  # before every provider call
     try:
         response = await parts.caller.call(lambda: prompt, turn.calls, purpose="rewrite", stream_to_user=False)

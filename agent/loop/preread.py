@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import stat
 from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
@@ -31,6 +30,7 @@ import anyio.to_thread
 from .agent_round import agent_round, calls_of
 from .change_request import change_request
 from .parts import TurnParts
+from .regular import regular_file
 from .state import TurnState
 from ..paths import OutsideWorkspace, resolve_in_workspace
 from ..types import Message, ToolCall, text_of
@@ -72,19 +72,6 @@ def find_tests(target: str, files: list[str]) -> str | None:
     found = [f for f in files if PurePosixPath(f).name in names]
     beside = [f for f in found if PurePosixPath(f).parent == path.parent]
     return (beside or found)[0] if found else None
-
-
-def regular_file(root: Path, file: str) -> Path | None:
-    """``root / file`` when it is a regular file inside the workspace (not a FIFO that would block the open,
-    not a symlink out), else None."""
-    path = root / file
-    try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return None
-        path.resolve().relative_to(root.resolve())
-    except (OSError, ValueError):
-        return None
-    return path
 
 
 def _size(root: Path, file: str) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import request
-from .focused import focused_prompt
+from .focused import focused_prompt, shown_files
 from .parts import TurnParts
 from .save import save
 from .state import TurnState
@@ -53,10 +53,11 @@ def rewriter(parts: TurnParts, turn: TurnState, call: ToolCall) -> Rewrite:
                          "content": instruction}
         extra = [*_not_run_yet(parts.conversation.messages, call), note]  # the instruction comes last
         heat = REWRITE_TEMPERATURE if temperature is None else temperature
+        files = await shown_files(parts) if own else []
 
         def build() -> Prompt:
             if own:  # the agent's first edit or repair: the bare question (loop/focused.py)
-                return focused_prompt(parts, instruction, heat)
+                return focused_prompt(parts, instruction, heat, files)
             return replace(request.prompt(parts, turn, extra_messages=extra, temperature=heat), tool_choice="text")
 
         await save(parts, turn)  # before every provider call; a failing store does not end the turn

@@ -26,14 +26,14 @@ version's run.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import anyio
 
 from .agent_round import agent_round, calls_of
 from .fresh_attempt import came_back_unchanged, fresh_attempt
 from .parts import TurnParts
-from .preread import regular_file
+from .regular import read_regular
 from .state import TurnState
 from .test_output import TestRun, read_run
 from ..permissions import command_key
@@ -65,15 +65,6 @@ def _may_run(parts: TurnParts, command: str) -> bool:
     return bool(getattr(parts.host, "can_ask", True)) or policy.unattended("execute", False) == "allow"
 
 
-def _read(root: Path, rel: str) -> str | None:
-    """The test file's text when it is a regular file inside the workspace (not a FIFO, not a symlink out)."""
-    path = regular_file(root, rel)
-    try:
-        return path.read_text(encoding="utf-8", errors="replace") if path is not None else None
-    except OSError:
-        return None
-
-
 def repair_request(target: str, test: str, run: TestRun, timed_out: bool) -> str:
     if timed_out:
         return (f"Fix {target}: running {test} did not finish within {TEST_TIMEOUT:g} s, so the code probably "
@@ -102,7 +93,7 @@ async def _after_unchanged_first_edit(parts: TurnParts, turn: TurnState, target:
     if state.fresh or state.runs or turn.outcome.written(parts.conversation.root / target) is not None or \
             not came_back_unchanged(messages, "first_edit"):
         return
-    current = await anyio.to_thread.run_sync(_read, parts.conversation.root, target)
+    current = await anyio.to_thread.run_sync(read_regular, parts.conversation.root, target)
     result = await _run_once(parts, turn, target, test, current) if current is not None else None
     if result is not None and not result[1] and state.runs < MAX_RUNS:
         state.fresh = True
@@ -132,7 +123,7 @@ async def _run_once(parts: TurnParts, turn: TurnState, target: str, test: str,
     """Run the tests on ``version`` (the target's text now): the failing run and whether it timed out, or None
     (no run: not allowed, no test file; or it passed, or its output says nothing)."""
     root, state = parts.conversation.root, turn.tests
-    text = await anyio.to_thread.run_sync(_read, root, test)
+    text = await anyio.to_thread.run_sync(read_regular, root, test)
     if text is None:
         return None
     command = command_for(test, text, await venv_env(root) is not None)

@@ -382,3 +382,22 @@ async def test_a_retry_whose_first_edit_came_back_unchanged_runs_the_tests_and_m
     assert json.loads(fresh["tool_calls"][0]["function"]["arguments"])["old_string"] == WRONG
     ask = srv.requests[4].body["messages"][1]["content"]  # the stub from the first turn's pre-read
     assert f"acronym.py as it was at the start:\n```python\n{STUB}```" in ask and "2 of 2 tests failed" in ask
+
+
+async def test_a_pre_read_that_compression_digested_is_read_again_for_the_agent_s_rewrite(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    many = "".join(f"\n    def test_case_{i}(self):\n        self.assertEqual(abbreviate('Portable Network "
+                   f"Graphics'), 'PNG')  # case {i}\n" for i in range(40))
+    (exercise / "acronym_test.py").write_text(TESTS + many)  # long: compression digests its read
+    agent = make_agent(small_model=True, tool_mode="json")
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    await agent.run_conversation(ASK)
+    await agent.compress(aggressive=True)
+    digested = [m for m in agent.messages if m.get("role") == "tool" and (m.get("meta") or {}).get("pruned")]
+    assert digested and all("case 39" not in str(m["content"]) for m in digested)  # the test file's read, digested
+    srv.push(block(DONE), j("final_answer", text="Fixed."))
+    await agent.run_conversation("AssertionError: 'PNG ' != 'PNG'\nThe tests in acronym_test.py fail as shown "
+                                 "above. The tests are correct, don't change them. Fix the code in acronym.py.")
+    ask = srv.requests[-2].body["messages"][-1]["content"]
+    assert "acronym_test.py:\n```python\nimport unittest" in ask and "case 39" in ask
+    assert "[Old tool output" not in ask
