@@ -29,7 +29,8 @@ SYSTEM = "You are an expert programmer. You write complete, correct code, and fo
 MAX_USER_CHARS = 6000  # of a long request, shown whole up to this
 MAX_REREAD_BYTES = 200_000  # a digested pre-read is read again up to this size
 MAX_OUTPUT_CHARS = 4000  # of the failing run's output: its start (the first failures) is what a repair needs
-_LANG = {".py": "python", ".md": "markdown", ".js": "javascript", ".ts": "typescript", ".toml": "toml",
+LANG = {  # a code block's language, by the file's suffix
+    ".py": "python", ".md": "markdown", ".js": "javascript", ".ts": "typescript", ".toml": "toml",
          ".json": "json"}
 
 
@@ -96,7 +97,7 @@ def focused_prompt(parts: TurnParts, instruction: str, temperature: float, files
     """``files``: ``shown_files(parts)``, read before the prompt is built."""
     conversation = parts.conversation
     messages, start = conversation.messages, conversation.turn_user or 0
-    shown = [f"{path}:\n{fence_for(text)}{_LANG.get(PurePosixPath(path).suffix, '')}\n{text.rstrip()}\n{fence_for(text)}"
+    shown = [f"{path}:\n{fence_for(text)}{LANG.get(PurePosixPath(path).suffix, '')}\n{text.rstrip()}\n{fence_for(text)}"
              for path, text in files if not instruction.startswith(f"{path} ")]
     request = request_text(parts)
     if len(request) > MAX_REQUEST_CHARS:  # the instruction carries its start only (a retry's pasted test output)

@@ -14,10 +14,10 @@ keeps (loop/test_check.py).
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from .agent_round import agent_round, calls_of
-from .focused import focused_prompt, request_text, shown_files
+from .focused import LANG, focused_prompt, request_text, shown_files
 from .parts import TurnParts
 from .save import save
 from .state import TurnState
@@ -64,13 +64,13 @@ def first_read(messages: list[Message], target: str) -> str | None:
 
 
 def instruction(target: str, start: str, test: str, run: TestRun) -> str:
-    fence = fence_for(start)
+    fence, lang = fence_for(start), LANG.get(PurePosixPath(target).suffix, "")
     failures = "\n".join(f"- {f}" for f in run.failures)
-    return (f"{target} as it was at the start:\n{fence}python\n{start.rstrip()}\n{fence}\n"
+    return (f"{target} as it was at the start:\n{fence}{lang}\n{start.rstrip()}\n{fence}\n"
             f"An implementation of it failed these tests of {test} ({run.summary()}):\n{failures}\n"
             f"Write {target} anew so that every test passes, with a different approach where the failures show a "
             "wrong one. Keep every function and class of the file above, with the same names and parameters. "
-            f"Reply with the whole new {target} in one {fence}python code block only: no JSON, no tool call.")
+            f"Reply with the whole new {target} in one {fence}{lang} code block only: no JSON, no tool call.")
 
 
 async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: str, run: TestRun,

@@ -9,7 +9,8 @@ followed, once a turn, by a fresh attempt from the stub: loop/fresh_attempt.py).
 most ``MAX_RUNS`` runs and ``MAX_RUNS - 1`` repairs a turn. A 1.5B model that wrote ``'PNG '`` for ``'PNG'`` reads
 the assertion and fixes it; asked to answer instead, it said "implemented".
 
-Only Python tests (``unittest`` for a file that uses it, else ``pytest``), only when the command may run
+Python tests (``unittest`` for a file that uses it, else ``pytest``) and JavaScript tests written for Node's own
+runner (``node --test``), only when the command may run
 without a refusal (approval ``yolo``, an "always allow" for it, or a client that can ask: in ``agentls run``
 the default ``auto-edit`` refuses commands unasked, so there is no check; ``--approval yolo`` has one), and
 only while the output says how many tests ran (a missing pytest, a test file that does not parse: no repair,
@@ -40,16 +41,21 @@ from ..permissions import command_key
 from ..tools.venv import venv_env
 from ..types import text_of
 
+JS_SUFFIXES = frozenset({".js", ".mjs", ".cjs"})
 MAX_RUNS = 3  # test runs a turn; each failing one but the last is followed by a repair
 TEST_TIMEOUT = 60.0  # seconds; an implementation that loops forever is killed and the repair says so
 FAILING_NOTE = "\n\n[agentls: {test} still fails after the change: {summary}]"
 
 
-def command_for(test: str, text: str, venv: bool) -> str:
+def command_for(test: str, text: str, venv: bool) -> str | None:
     """The command that runs ``test`` (relative to the workspace root) from the root: unittest's runner for a
-    file written for it (no pytest needed), else pytest; ``-B`` leaves no ``__pycache__`` behind."""
-    python = "python" if venv else "python3"
+    file written for it (no pytest needed), else pytest; ``-B`` leaves no ``__pycache__`` behind. A JavaScript
+    test written for Node's own runner (``node:test``) runs with ``node --test``; one for Jest or Vitest, whose
+    runner may not be installed, is not run (None)."""
     quoted = shlex.quote(test)
+    if PurePosixPath(test).suffix in JS_SUFFIXES:
+        return f"node --test --test-reporter=tap {quoted}" if "node:test" in text else None
+    python = "python" if venv else "python3"
     if "unittest" in text and "import pytest" not in text and "from pytest" not in text:
         return f"{python} -B -m unittest {quoted}"
     return f"{python} -B -m pytest -q --tb=short -p no:cacheprovider {quoted}"
@@ -127,7 +133,7 @@ async def _run_once(parts: TurnParts, turn: TurnState, target: str, test: str,
     if text is None:
         return None
     command = command_for(test, text, await venv_env(root) is not None)
-    if not _may_run(parts, command):
+    if command is None or not _may_run(parts, command):
         return None
     state.checked = version
     state.runs += 1
@@ -178,7 +184,10 @@ def _test_of(parts: TurnParts, turn: TurnState) -> tuple[str, str] | None:
             "terminal" not in parts.registry.names or "edit_file" not in parts.registry.names:
         return None
     target, test = turn.change_targets[0], turn.target_tests
-    if test is None or PurePosixPath(test).suffix != ".py" or PurePosixPath(target).suffix != ".py":
+    if test is None:
+        return None
+    kinds = {PurePosixPath(test).suffix, PurePosixPath(target).suffix}
+    if not (kinds == {".py"} or kinds <= JS_SUFFIXES):
         return None
     return target, test
 

@@ -1,6 +1,7 @@
-"""What a Python test run printed, read back: how many tests ran and failed, and the failures in a few lines
-(for the small model's repair, agent/loop/test_check.py). unittest's and pytest's own summaries only: output
-that has neither (a missing pytest, a test file that does not parse) is ``None``, never a guess."""
+"""What a test run printed, read back: how many tests ran and failed, and the failures in a few lines (for the
+small model's repair, agent/loop/test_check.py). unittest's, pytest's and Node's TAP reporter's own summaries
+only (``node --test --test-reporter=tap``): output that has none of them (a missing pytest, a test file that does
+not parse) is ``None``, never a guess."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ _PYTEST_END = re.compile(r"^=*\s*((?:\d+ \w+(?:, )?)+) in [\d.]+s", re.MULTILINE
 _PYTEST_COUNT = re.compile(r"(\d+) (failed|passed|errors?|skipped|xfailed|xpassed|deselected)")
 _UNITTEST_HEAD = re.compile(r"^(FAIL|ERROR): (\S+)", re.MULTILINE)
 _PYTEST_HEAD = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
+_TAP_COUNT = re.compile(r"^# (tests|fail|cancelled) (\d+)$", re.MULTILINE)
+_TAP_NOT_OK = re.compile(r"^not ok \d+ - (.+)$", re.MULTILINE)
 _SEPARATOR = re.compile(r"^(?:={20,}|-{20,})$", re.MULTILINE)
 
 
@@ -34,7 +37,7 @@ class TestRun:
 
 
 def read_run(output: str) -> TestRun | None:
-    return _unittest(output) or _pytest(output)
+    return _unittest(output) or _pytest(output) or _tap(output)
 
 
 def _unittest(output: str) -> TestRun | None:
@@ -79,3 +82,32 @@ def _one(name: str, body: str) -> str:
     name = name.split(".")[-1].rstrip(")")
     text = f"{name}: {code[-1]}: {last}" if code else f"{name}: {last}"
     return text if len(text) <= MAX_FAILURE_CHARS else text[:MAX_FAILURE_CHARS - 3] + "..."
+
+
+def _tap(output: str) -> TestRun | None:
+    counts = {kind: int(n) for kind, n in _TAP_COUNT.findall(output)}
+    if "tests" not in counts or "fail" not in counts:
+        return None
+    failures = []
+    for head in list(_TAP_NOT_OK.finditer(output))[:MAX_FAILURES]:
+        block = output[head.end():].split("\n  ...", 1)[0]  # its YAML block
+        error = re.search(r"^  error: [|>]?-?\n((?:(?:    .*|[ \t]*)\n)*)", block + "\n", re.MULTILINE)
+        said = " ".join(x.strip() for x in (error.group(1) if error else "").splitlines() if x.strip())
+        one_line = re.search(r"^  error: '(.*)'$", block, re.MULTILINE)
+        if not said and one_line is not None:
+            said = _tap_load_error(output[:head.start()]) if one_line.group(1) == "test failed" else one_line.group(1)
+        location = re.search(r"^  location: '([^']*)'", block, re.MULTILINE)
+        where = f" ({location.group(1).rsplit('/', 1)[-1]})" if location else ""
+        text = f"{head.group(1).strip()}{where}: {said or 'failed'}"
+        failures.append(text if len(text) <= MAX_FAILURE_CHARS else text[:MAX_FAILURE_CHARS - 3] + "...")
+    return TestRun(counts["tests"], counts["fail"] + counts.get("cancelled", 0), tuple(failures))
+
+
+def _tap_load_error(before: str) -> str:
+    """The error a test file that did not load printed, as TAP comments: ``SyntaxError: ... (/w/acronym.js:3)``."""
+    comments = [x[2:] for x in before.splitlines() if x.startswith("# ")]
+    raised = next((i for i, x in enumerate(comments) if re.match(r"^\w*(Error|Exception)\b", x)), None)
+    if raised is None:
+        return "test failed"
+    at = next((x for x in comments[:raised] if re.search(r":\d+$", x)), None)
+    return comments[raised].strip() + (f" ({at.strip()})" if at else "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -401,3 +402,69 @@ async def test_a_pre_read_that_compression_digested_is_read_again_for_the_agent_
     ask = srv.requests[-2].body["messages"][-1]["content"]
     assert "acronym_test.py:\n```python\nimport unittest" in ask and "case 39" in ask
     assert "[Old tool output" not in ask
+
+
+JS_TESTS = """const test = require('node:test');
+const assert = require('node:assert');
+const { abbreviate } = require('./acronym.js');
+
+test('basic', () => { assert.strictEqual(abbreviate('Portable Network Graphics'), 'PNG'); });
+test('hyphen', () => { assert.strictEqual(abbreviate('Liquid-crystal display'), 'LCD'); });
+"""
+JS_STUB = "exports.abbreviate = (words) => {\n  throw new Error('Remove this line and implement the function');\n};\n"
+JS_WRONG = "exports.abbreviate = (words) => {\n  return words.split(' ').map((w) => w[0]).join('');\n};\n"
+JS_DONE = "exports.abbreviate = (words) => {\n  return words.split(/[\\s-]+/).map((w) => w[0].toUpperCase()).join('');\n};\n"
+JS_ASK = "Implement the stub in acronym.js so that it satisfies INSTRUCTIONS.md. Keep the function names."
+
+
+def js_block(body: str) -> Reply:
+    return text(f"```javascript\n{body}```")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+async def test_a_javascript_change_is_checked_with_node_s_own_test_runner(
+        make_agent: AgentFactory, srv: ScriptedServer, workspace: Path) -> None:
+    (workspace / "acronym.js").write_text(JS_STUB)
+    (workspace / "acronym.test.js").write_text(JS_TESTS)
+    (workspace / "INSTRUCTIONS.md").write_text("# Instructions\n\nPortable Network Graphics -> PNG.\n")
+    srv.push(js_block(JS_WRONG), js_block(JS_DONE), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(JS_ASK)
+    assert (workspace / "acronym.js").read_text() == JS_DONE and exit_code(result) == 0
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
+    runs = [m["content"] for m in result.messages if m.get("role") == "tool" and m.get("name") == "terminal"]
+    assert runs[0].startswith("$ node --test --test-reporter=tap acronym.test.js\n[exit code 1]")
+    repair = json.loads(next(m for m in result.messages if (m.get("meta") or {}).get("test_repair"))[
+        "tool_calls"][0]["function"]["arguments"])["change"]
+    assert "(1 of 2 tests failed)" in repair and "hyphen (acronym.test.js:6:1): Expected values to be strictly " \
+        "equal: 'Ld' !== 'LCD'" in repair
+    assert "acronym.test.js:\n```javascript\nconst test" in srv.requests[1].body["messages"][1]["content"]
+
+
+@pytest.mark.parametrize(("test", "text", "command"), [
+    ("acronym.test.js", JS_TESTS, "node --test --test-reporter=tap acronym.test.js"),
+    ("acronym.test.mjs", "import test from 'node:test';\n", "node --test --test-reporter=tap acronym.test.mjs"),
+    ("acronym.spec.js", "describe('x', () => { it('y', () => expect(1).toBe(1)); });\n", None),  # Jest: not run
+])
+def test_a_javascript_test_runs_only_when_it_is_written_for_node_s_runner(test: str, text: str,
+                                                                         command: str | None) -> None:
+    assert test_check.command_for(test, text, False) == command
+
+
+def test_a_tap_run_whose_file_did_not_load_names_the_error() -> None:
+    output = ("TAP version 13\n# /w/acronym.js:3\n# };\n# ^\n# SyntaxError: Unexpected token '}'\n#     at wrapSafe\n"
+              "not ok 1 - /w/acronym.test.js\n  ---\n  location: '/w/acronym.test.js:1:1'\n  error: 'test failed'\n"
+              "  ...\n1..1\n# tests 1\n# pass 0\n# fail 1\n")
+    run = read_run(output)
+    assert run is not None and run.failures == ("/w/acronym.test.js (acronym.test.js:1:1): SyntaxError: Unexpected "
+                                                "token '}' (/w/acronym.js:3)",)
+
+
+def test_a_tap_summary_is_read() -> None:
+    output = ("TAP version 13\nok 1 - basic\n  ---\n  duration_ms: 1.9\n  ...\nnot ok 2 - hyphen\n  ---\n"
+              "  location: '/w/acronym.test.js:6:1'\n  error: |-\n    Expected values to be strictly equal:\n\n"
+              "    'Ld' !== 'LCD'\n\n  code: 'ERR_ASSERTION'\n  ...\n1..2\n# tests 2\n# suites 0\n# pass 1\n"
+              "# fail 1\n# cancelled 0\n")
+    run = read_run(output.replace("not ok 2 - hyphen", "not ok 2 - boom\n  ---\n  error: 'it broke'\n  ...\n"
+                                                        "not ok 3 - hyphen"))
+    assert run is not None and (run.ran, run.failed) == (2, 1)
+    assert run.failures == ("boom: it broke", "hyphen (acronym.test.js:6:1): Expected values to be strictly equal: 'Ld' !== 'LCD'",)
