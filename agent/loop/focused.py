@@ -21,7 +21,7 @@ from .parts import TurnParts
 from .regular import read_regular
 from ..model_caller import Prompt
 from ..tools.described import MAX_REQUEST_CHARS
-from ..tools.fences import fence_for
+from ..tools.fences import LANG, fence_for
 from ..tools.matching import without_line_numbers
 from ..types import Message, text_of
 
@@ -29,9 +29,6 @@ SYSTEM = "You are an expert programmer. You write complete, correct code, and fo
 MAX_USER_CHARS = 6000  # of a long request, shown whole up to this
 MAX_REREAD_BYTES = 200_000  # a digested pre-read is read again up to this size
 MAX_OUTPUT_CHARS = 4000  # of the failing run's output: its start (the first failures) is what a repair needs
-LANG = {  # a code block's language, by the file's suffix
-    ".py": "python", ".md": "markdown", ".js": "javascript", ".ts": "typescript", ".toml": "toml",
-         ".json": "json"}
 
 
 def _path_of(call_args: str) -> str | None:

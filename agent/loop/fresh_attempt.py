@@ -17,14 +17,14 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from .agent_round import agent_round, calls_of
-from .focused import LANG, focused_prompt, request_text, shown_files
+from .focused import focused_prompt, request_text, shown_files
 from .parts import TurnParts
 from .save import save
 from .state import TurnState
 from .test_output import TestRun
 from ..providers.errors import ProviderError
 from ..tools.described import RewriteRefused, extract
-from ..tools.fences import fence_for
+from ..tools.fences import LANG, fence_for
 from ..tools.guards import breaks_python
 from ..tools.imports import with_imports
 from ..tools.keep_names import lost_names

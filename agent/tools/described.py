@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from . import noop, overwrite
+from .brackets import closes_a_rewritten_block
 from .base import JsonObject, ToolContext, ToolFailure, ToolOutput
-from .fences import code_blocks, fence_for
+from .fences import LANG, code_blocks, fence_for
 from .guards import breaks_python, locate, may_change, with_note
 from .imports import with_imports
 from .keep_names import lost_names
@@ -58,8 +59,6 @@ _PLACEHOLDER = re.compile(r"^\s*(#|//|--|/\*|\*|<!--)\s*(\.\.\.|…)"
 _STUB_BODY = re.compile(r"^[ \t]+(?:pass|\.\.\.|raise NotImplementedError(?:\(\))?)[ \t]*(?:#.*)?$", re.MULTILINE)
 _STOP_WORDS = frozenset({"the", "and", "for", "with", "that", "this", "from", "into", "file", "line", "lines",
                          "change", "changes", "add", "set", "make", "function", "def", "class", "return", "not"})
-_FENCE_LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
-               ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".c": "c", ".java": "java"}
 
 
 class RewriteRefused(Exception):
@@ -120,7 +119,7 @@ def instruction(rel: str, path: Path, window: Window, change: str, request: str)
     it wrote the stub back)."""
     if len(request) > MAX_REQUEST_CHARS:
         request = request[:MAX_REQUEST_CHARS] + " [...]"
-    lang = _FENCE_LANG.get(path.suffix.lower(), "")
+    lang = LANG.get(path.suffix.lower(), "")
     body = window.text
     fence = fence_for(body)  # a README's own ``` blocks stay inside it
     asked = f"The user asked: {request.strip()}\n"
@@ -255,8 +254,10 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
     ops = difflib.SequenceMatcher(None, [x.rstrip() for x in old_lines], [x.rstrip() for x in new_lines],
                                   autojunk=False).get_opcodes()
 
-    def lost_for_real(lines: list[str], at_end: bool) -> bool:
+    def lost_for_real(lines: list[str], at_end: bool, last_from: int | None = None) -> bool:
         nonblank = sum(1 for x in lines if x.strip())
+        if last_from is not None and closes_a_rewritten_block(old_lines, last_from, lines, "".join(new_lines)):
+            return False  # the file's last lines close a block the rewrite replaced whole
         return nonblank > 0 and not removal and (placeheld or at_end or adding or nonblank >= 2)
 
     def written_over(old_part: list[str], new_part: list[str], i1: int) -> list[str]:
@@ -272,17 +273,16 @@ def restore(old: str, new: str, asked: str, *, adding: bool | None = None, first
     for n, (tag, i1, i2, j1, j2) in enumerate(ops):
         old_part, new_part = old_lines[i1:i2], new_lines[j1:j2]
         short = _cut_short(old_part, new_part) if tag == "replace" else None
-        if tag == "delete" and lost_for_real(old_part, n in (0, len(ops) - 1)):
+        last = n == len(ops) - 1
+        if tag == "delete" and lost_for_real(old_part, n == 0 or last, i1 if last else None):
             out.extend(old_part)
             notes.append(f"lines {at + i1 + 1}-{at + i2}: the rewrite left them out")
         elif short is not None:
             before, after = short
             head = before if lost_for_real(before, n == 0) else []
-            tail = after if lost_for_real(after, n == len(ops) - 1) else []
-            if head:
-                notes.append(f"lines {at + i1 + 1}-{at + i1 + len(head)}: the rewrite left them out")
-            if tail:
-                notes.append(f"lines {at + i2 - len(tail) + 1}-{at + i2}: the rewrite left them out")
+            tail = after if lost_for_real(after, last, i2 - len(after) if last else None) else []
+            notes += [f"lines {a}-{b}: the rewrite left them out" for part, a, b in (
+                (head, at + i1 + 1, at + i1 + len(head)), (tail, at + i2 - len(tail) + 1, at + i2)) if part]
             mid = old_part[len(before):len(old_part) - len(after)]
             out.extend([*head, *written_over(mid, new_part, i1 + len(before)), *tail])
         elif tag == "replace":

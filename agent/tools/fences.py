@@ -16,6 +16,10 @@ _RUN = re.compile(r"`{3,}")
 _OPEN = re.compile(r"[^`~]*(`{3,}|~{3,})([^`\n]*)$")  # "Here it is: ```python"; not a ```x``` in prose
 _MARKDOWN = frozenset({".md", ".markdown", ".mdx"})
 
+LANG = {".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript",
+        ".rs": "rust", ".go": "go", ".md": "markdown", ".toml": "toml", ".json": "json", ".sh": "bash", ".c": "c",
+        ".java": "java"}  # a code block's language, by the file's suffix
+
 
 def fence_for(body: str) -> str:
     """A backtick fence longer than every run of 3 or more backticks in ``body``."""

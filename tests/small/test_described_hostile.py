@@ -112,6 +112,15 @@ def test_a_comment_of_the_file_that_reads_like_a_placeholder_does_not_undo_a_rem
         "x = 1\n# rest of the config below\n"
 
 
+def test_a_block_rewritten_as_one_line_gets_no_stray_closer_but_a_dropped_function_is_kept() -> None:
+    stub = "exports.abbreviate = (words) => {\n  throw new Error('implement me');\n};\n"
+    one_line = "exports.abbreviate = (words) => words.split(' ').map((w) => w[0]).join('');\n"
+    assert restore(stub, one_line, "Implement the stub in acronym.js")[0] == one_line
+    two = "const a = () => {\n  return 1;\n};\nconst b = () => {\n  return 2;\n};\n"
+    first_only = "const a = () => {\n  return 3;\n};\n"  # stopped after the first of two: b is kept
+    assert restore(two, first_only, "make a return 3")[0] == first_only + "const b = () => {\n  return 2;\n};\n"
+
+
 def test_an_empty_file_gets_a_final_newline() -> None:
     assert restore("", "x = 1\n", "add x = 1")[0] == "x = 1\n"
 
