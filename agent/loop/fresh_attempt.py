@@ -14,6 +14,7 @@ keeps (loop/test_check.py).
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path, PurePosixPath
 
 from .agent_round import agent_round, calls_of
@@ -32,6 +33,7 @@ from ..tools.matching import without_line_numbers
 from ..tools.stubs import still_stubs
 from ..types import Message, text_of
 
+log = logging.getLogger("agentls.loop")
 FRESH_TEMPERATURE = 0.7
 UNCHANGED_MARK = "is the same as before, so nothing changed"
 
@@ -86,18 +88,22 @@ async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: st
     try:
         response = await parts.caller.call(lambda: prompt, turn.calls, purpose="rewrite", stream_to_user=False)
         new = extract(text_of(response.message), current)
-    except (ProviderError, RewriteRefused):
+    except (ProviderError, RewriteRefused) as exc:
+        log.info("fresh attempt at %s: no usable reply (%s)", target, exc)
         return False
     new, _ = with_imports(new)
     if not new.endswith("\n"):
         new += "\n"
-    if new == current or _refused(path, start, current, new, request_text(parts)):
+    refused = "the same code" if new == current else _refused(path, start, current, new, request_text(parts))
+    if refused:
+        log.info("fresh attempt at %s: not written (%s)", target, refused)
         return False
     await agent_round(parts, turn, calls_of("edit_file", [{"path": target, "old_string": current, "new_string": new}],
                                             "test_fresh"), {"test_repair": True, "fresh": True})
     return turn.outcome.written(path) == new
 
 
-def _refused(path: Path, start: str, current: str, new: str, request: str) -> bool:
-    return bool(breaks_python(path, current, new) or lost_names(path, start, new, request) or
-                still_stubs(path, start, new, request))
+def _refused(path: Path, start: str, current: str, new: str, request: str) -> str | None:
+    """Why the reply may not be written (the described edit's guards), else None."""
+    return breaks_python(path, current, new) or lost_names(path, start, new, request) or \
+        still_stubs(path, start, new, request)

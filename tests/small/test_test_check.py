@@ -357,11 +357,13 @@ async def test_a_repair_that_came_back_unchanged_is_followed_by_one_fresh_attemp
 
 
 async def test_a_fresh_attempt_that_renames_the_function_is_not_written(
-        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, caplog: pytest.LogCaptureFixture) -> None:
     renamed = DONE.replace("def abbreviate", "def acronym")
     srv.push(block(WRONG), block(WRONG), block(WRONG), block(renamed), j("final_answer", text="Could not."))
-    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    with caplog.at_level("INFO", logger="agentls.loop"):
+        result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == WRONG and exit_code(result) == 4
+    assert "fresh attempt at acronym.py: not written (" in caplog.text and "abbreviate" in caplog.text  # why, logged
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]
 
 
