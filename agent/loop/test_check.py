@@ -43,6 +43,7 @@ from ..types import text_of
 
 JS_SUFFIXES = frozenset({".js", ".mjs", ".cjs"})
 MAX_RUNS = 3  # test runs a turn; each failing one but the last is followed by a repair
+MAX_LOAD_ERROR_CHARS = 300
 TEST_TIMEOUT = 60.0  # seconds; an implementation that loops forever is killed and the repair says so
 FAILING_NOTE = "\n\n[agentls: {test} still fails after the change: {summary}]"
 
@@ -204,6 +205,11 @@ async def _run(parts: TurnParts, turn: TurnState, command: str) -> tuple[TestRun
     if "timed out after" in status:
         return TestRun(0, 1, ()), True
     run = read_run(output)
+    if run is None and turn.tests.best is not None and status.startswith("[exit code") and status != "[exit code 0]":
+        # The same command gave a summary earlier this turn: the change broke the tests' loading. A failing run
+        # that passed nothing (named by its last line), never "passed".
+        last = next((x.strip() for x in reversed(output.splitlines()) if x.strip()), "no output")
+        return TestRun(0, 1, (f"the tests did not run: {last[:MAX_LOAD_ERROR_CHARS]}",)), False
     return (run, False) if run is not None else None
 
 

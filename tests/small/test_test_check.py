@@ -470,3 +470,18 @@ def test_a_tap_summary_is_read() -> None:
                                                         "not ok 3 - hyphen"))
     assert run is not None and (run.ran, run.failed) == (2, 1)
     assert run.failures == ("boom: it broke", "hyphen (acronym.test.js:6:1): Expected values to be strictly equal: 'Ld' !== 'LCD'",)
+
+
+async def test_a_repair_that_breaks_the_tests_loading_is_a_failing_run_and_is_undone(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    # the tests stop loading: unittest prints a traceback and no summary (beer-song's repair, in the benchmark)
+    (exercise / "acronym_test.py").write_text(TESTS.replace("import unittest\n", "import unittest\n\nimport acronym\n"
+                                                            "assert not hasattr(acronym, 'BROKEN')\n"))
+    broken = HALF + "BROKEN = True\n"
+    srv.push(block(HALF), block(broken), block(broken.replace("True", "1")), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == HALF  # the run that passed 1 of 2, put back
+    assert result.tests_failing == "acronym_test.py (1 of 2 tests failed)" and exit_code(result) == 4
+    second = json.loads([m for m in result.messages if (m.get("meta") or {}).get("test_repair")][1][
+        "tool_calls"][0]["function"]["arguments"])["change"]
+    assert "the tests did not run: AssertionError" in second
