@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 import anyio
@@ -38,11 +39,8 @@ def _path_of(call_args: str) -> str | None:
     return None
 
 
-def preread_files(messages: list[Message]) -> list[tuple[str, str | None]]:
-    """The files the pre-reads of this conversation showed, each as last read: (path, text without read_file's
-    line numbers), the text None where compression digested the result since. A retry turn ("the tests fail as
-    shown above") reads no test file again (loop/preread.py)."""
-    out: dict[str, str | None] = {}
+def preread_results(messages: list[Message]) -> Iterator[tuple[str, Message]]:
+    """Every file the pre-reads of this conversation read, in order: (path, its read_file result)."""
     for i, m in enumerate(messages):
         if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
             continue
@@ -50,10 +48,28 @@ def preread_files(messages: list[Message]) -> list[tuple[str, str | None]]:
         for r in messages[i + 1:]:
             if r.get("role") != "tool":
                 break
-            path, text = paths.get(str(r.get("tool_call_id"))), text_of(r)
-            if path and not text.startswith("error"):
-                out.pop(path, None)
-                out[path] = None if (r.get("meta") or {}).get("pruned") else without_line_numbers(text) or text
+            path = paths.get(str(r.get("tool_call_id")))
+            if path:
+                yield path, r
+
+
+def shown_text(result: Message) -> str | None:
+    """A pre-read's text without read_file's line numbers; None for an error or a result compression digested."""
+    text = text_of(result)
+    if text.startswith("error") or (result.get("meta") or {}).get("pruned"):
+        return None
+    return without_line_numbers(text) or text
+
+
+def preread_files(messages: list[Message]) -> list[tuple[str, str | None]]:
+    """The files the pre-reads of this conversation showed, each as last read: (path, ``shown_text``), the text
+    None where compression digested the result since. A retry turn ("the tests fail as shown above") reads no
+    test file again (loop/preread.py)."""
+    out: dict[str, str | None] = {}
+    for path, result in preread_results(messages):
+        if not text_of(result).startswith("error"):
+            out.pop(path, None)
+            out[path] = shown_text(result)
     return list(out.items())
 
 

@@ -18,7 +18,7 @@ import logging
 from pathlib import Path, PurePosixPath
 
 from .agent_round import agent_round, calls_of
-from .focused import focused_prompt, request_text, shown_files
+from .focused import focused_prompt, preread_results, request_text, shown_files, shown_text
 from .parts import TurnParts
 from .save import save
 from .state import TurnState
@@ -29,7 +29,6 @@ from ..tools.fences import LANG, fence_for
 from ..tools.guards import breaks_python
 from ..tools.imports import with_imports
 from ..tools.keep_names import lost_names
-from ..tools.matching import without_line_numbers
 from ..tools.stubs import still_stubs
 from ..types import Message, text_of
 
@@ -50,19 +49,8 @@ def came_back_unchanged(messages: list[Message], kind: str) -> bool:
 
 def first_read(messages: list[Message], target: str) -> str | None:
     """The target as the conversation's first pre-read showed it (read_file's line numbers taken off)."""
-    for i, m in enumerate(messages):
-        if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
-            continue
-        ids = {c["id"] for c in m.get("tool_calls") or [] if f'"path": "{target}"' in c["function"]["arguments"]}
-        for r in messages[i + 1:]:
-            if r.get("role") != "tool":
-                break
-            text = text_of(r)
-            if r.get("tool_call_id") in ids:
-                if text.startswith("error") or (r.get("meta") or {}).get("pruned"):
-                    return None
-                return without_line_numbers(text) or text
-    return None
+    result = next((r for path, r in preread_results(messages) if path == target), None)
+    return shown_text(result) if result is not None else None
 
 
 def instruction(target: str, start: str, test: str, run: TestRun) -> str:

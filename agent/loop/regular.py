@@ -6,6 +6,10 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from ..fileio import read_small
+
+MAX_READ_BYTES = 1024 * 1024
+
 
 def regular_file(root: Path, file: str) -> Path | None:
     """``root / file`` when it is a regular file inside the workspace, else None."""
@@ -19,12 +23,15 @@ def regular_file(root: Path, file: str) -> Path | None:
     return path
 
 
-def read_regular(root: Path, file: str, max_bytes: int | None = None) -> str | None:
-    """The text of ``regular_file(root, file)``; None when it is not one, is unreadable or is over ``max_bytes``."""
+def read_regular(root: Path, file: str, max_bytes: int = MAX_READ_BYTES) -> str | None:
+    """The text of ``regular_file(root, file)`` (as ``read_text`` gives it, undecodable bytes replaced); None when
+    it is not one, is unreadable or is over ``max_bytes``. Opened non-blocking and checked again once open
+    (``fileio.read_small``), so a file swapped for a FIFO after the check still cannot block the thread."""
     path = regular_file(root, file)
-    try:
-        if path is None or (max_bytes is not None and path.stat().st_size > max_bytes):
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    if path is None:
         return None
+    try:
+        data = read_small(path, max_bytes)
+    except OSError:  # not regular any more, too large, gone
+        return None
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")

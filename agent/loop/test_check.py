@@ -205,7 +205,8 @@ async def _run(parts: TurnParts, turn: TurnState, command: str) -> tuple[TestRun
     if "timed out after" in status:
         return TestRun(0, 1, ()), True
     run = read_run(output)
-    if run is None and turn.tests.best is not None and status.startswith("[exit code") and status != "[exit code 0]":
+    turn.tests.summarized = turn.tests.summarized or run is not None
+    if run is None and turn.tests.summarized and status.startswith("[exit code") and status != "[exit code 0]":
         # The same command gave a summary earlier this turn: the change broke the tests' loading. A failing run
         # that passed nothing (named by its last line), never "passed".
         last = next((x.strip() for x in reversed(output.splitlines()) if x.strip()), "no output")

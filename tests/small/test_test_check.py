@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from agentls.agent.footer import footer, summary_json
@@ -485,3 +486,33 @@ async def test_a_repair_that_breaks_the_tests_loading_is_a_failing_run_and_is_un
     second = json.loads([m for m in result.messages if (m.get("meta") or {}).get("test_repair")][1][
         "tool_calls"][0]["function"]["arguments"])["change"]
     assert "the tests did not run: AssertionError" in second
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("swap", ["fifo", "symlink out"])
+async def test_a_digested_pre_read_swapped_for_a_fifo_or_a_link_out_is_neither_read_nor_run(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, tmp_path: Path, swap: str) -> None:
+    many = "".join(f"\n    def test_case_{i}(self):\n        self.assertEqual(abbreviate('A B'), 'AB')  # case {i}\n"
+                   for i in range(60))
+    (exercise / "acronym_test.py").write_text(TESTS + many)
+    agent = make_agent(small_model=True, tool_mode="json")
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    await agent.run_conversation(ASK)
+    await agent.compress(aggressive=True)
+    (exercise / "acronym_test.py").unlink()
+    if swap == "fifo":
+        os.mkfifo(exercise / "acronym_test.py")  # opening it would block the turn for ever
+    else:
+        (tmp_path / "secret_test.py").write_text("SECRET = 'outside the workspace'\n")
+        (exercise / "acronym_test.py").symlink_to(tmp_path / "secret_test.py")
+    agent.policy.mode = "yolo"
+    srv.push(block(DONE), j("final_answer", text="Fixed."))
+    with anyio.fail_after(60):
+        result = await agent.run_conversation("The tests in acronym_test.py fail. Fix the code in acronym.py.")
+    asks = [r.body["messages"][-1]["content"] for r in srv.requests[2:]]
+    assert all("acronym_test.py:\n```" not in a and "outside the workspace" not in a for a in asks)
+    assert (exercise / "acronym.py").read_text() == DONE
+    retry = next(i for i, m in enumerate(result.messages) if m.get("role") == "user" and "Fix the code" in str(
+        m.get("content")))
+    assert "test_check" not in agent_steps(result.messages[retry:])  # never run
+    assert result.tests_failing is None
