@@ -1,7 +1,7 @@
 """Outside work: Exercism Python exercises, agentls with the embedded model beside Aider and the bare model.
 
     .venv/bin/python bench/exercism.py --exercises DIR [--quick] [--count 40] [--agents agentls,bare,...]
-        [--aider-python PATH] [--out results.jsonl] [--resume] [--report-only] [--tries 1|2]
+        [--aider-python PATH] [--out results.jsonl] [--resume] [--report-only] [--tries 1|2] [--skip N]
 
 ``DIR`` is a checkout of the public exercism/python repository (bench/README.md says how to get one; the
 exercises stay out of this repository). The pick and the task folders: bench/exercism_tasks.py. Every agent
@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exercises", type=Path, required=True, help="an exercism/python checkout")
     p.add_argument("--count", type=int, default=40)
     p.add_argument("--quick", action="store_true", help=f"{QUICK_COUNT} tasks")
+    p.add_argument("--skip", type=int, default=0, help="leave out the first N of the pick (a run continued elsewhere)")
     p.add_argument("--agents", default=",".join(AGENTS))
     p.add_argument("--aider-python", default=os.environ.get("AIDER_PYTHON"),
                    help="the python of a venv with aider-chat (never the project's)")
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         print("aider skipped: give --aider-python (or AIDER_PYTHON)", file=sys.stderr)
         names = [a for a in names if not a.startswith("aider")]
     scratch = Path(tempfile.mkdtemp(prefix="exercism-"))
-    exercises = pick(ns.exercises, QUICK_COUNT if ns.quick else ns.count, scratch)
+    exercises = pick(ns.exercises, QUICK_COUNT if ns.quick else ns.count, scratch)[ns.skip:]
     print(f"{len(exercises)} exercises: {', '.join(e.name for e in exercises)}", file=sys.stderr)
     done = {(r["agent"], r["exercise"]) for r in _load(out)} if ns.resume else set()
     if not ns.resume:

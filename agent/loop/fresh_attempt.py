@@ -1,11 +1,12 @@
-"""A fresh attempt when a test repair came back unchanged (docs/loop.md §9.11).
+"""A fresh attempt when a test repair came back unchanged or passed no more (docs/loop.md §9.11).
 
 Asked to repair code it wrote, a 1.5B model that does not see the fault writes the same code back, at
 temperature 0 and again when sampled: it copies the file it was shown last. That happens to the agent's repair
 after a failing run, and to a retry turn's first edit ("the tests fail as shown above; fix the code": the
-agent then runs the tests on the file as it is first). Once a turn, the agent then asks
-for the file anew instead, shown as it was when the conversation first read it (the stub), with the tests
-that failed listed and the instructions and tests as the first edit saw them (loop/focused.py), sampled. The
+agent then runs the tests on the file as it is first), and to a repair that made the file no better. Up to
+three times a turn (loop/test_check.py), the agent then asks for the file anew instead, shown as it was when
+the conversation first read it (the stub), with the tests that failed listed and the instructions and tests
+as the first edit saw them (loop/focused.py), sampled. The
 reply gets the described edit's guards (it parses, keeps the stub's names and signatures, is no stub, has its
 imports) and lands as the agent's own ``edit_file {path, old_string, new_string}`` of the whole file
 (``meta.test_repair`` and ``meta.fresh``); then the tests run again, and the best run's version is what the turn

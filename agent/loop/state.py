@@ -18,7 +18,7 @@ class TestsChecked:
     checked: str | None = None  # the target's text at the last run
     failing: str | None = None  # "acronym_test.py (3 of 9 tests failed)" after a failing last run
     summarized: bool = False  # a run of this turn printed a summary the agent could read
-    fresh: bool = False  # the one fresh attempt after a repair that came back unchanged (loop/fresh_attempt.py)
+    fresh: int = 0  # fresh attempts from the stub this turn (loop/fresh_attempt.py)
     best: tuple[int, int, str, str] | None = None  # the failing run that passed most: (passed, -failed, text, failing)
 
 

@@ -5,8 +5,8 @@ loop/preread.py), once an edit of the file landed the agent runs those tests its
 like the model's (the editor shows it, the approval policy and the OS sandbox apply), and when some fail it
 makes the repair its own ``edit_file {path, change}``: the change names the failing tests, their lines and
 their errors, and the rewrite sees the run's whole output above it (a repair that comes back unchanged is
-followed, once a turn, by a fresh attempt from the stub: loop/fresh_attempt.py). Then the tests run again: at
-most ``MAX_RUNS`` runs and ``MAX_RUNS - 1`` repairs a turn. A 1.5B model that wrote ``'PNG '`` for ``'PNG'`` reads
+followed by a fresh attempt from the stub, and so is one whose run passed no more: loop/fresh_attempt.py). Then
+the tests run again: at most ``MAX_RUNS`` runs a turn. A 1.5B model that wrote ``'PNG '`` for ``'PNG'`` reads
 the assertion and fixes it; asked to answer instead, it said "implemented".
 
 Python tests (``unittest`` for a file that uses it, else ``pytest``) and JavaScript tests written for Node's own
@@ -42,7 +42,8 @@ from ..tools.venv import venv_env
 from ..types import text_of
 
 JS_SUFFIXES = frozenset({".js", ".mjs", ".cjs"})
-MAX_RUNS = 3  # test runs a turn; each failing one but the last is followed by a repair
+MAX_RUNS = 5  # test runs a turn; each failing one but the last is followed by a repair or a fresh attempt
+MAX_FRESH = 3  # fresh attempts from the stub a turn (loop/fresh_attempt.py)
 MAX_LOAD_ERROR_CHARS = 300
 TEST_TIMEOUT = 60.0  # seconds; an implementation that loops forever is killed and the repair says so
 FAILING_NOTE = "\n\n[agentls: {test} still fails after the change: {summary}]"
@@ -95,34 +96,49 @@ async def check_tests(parts: TurnParts, turn: TurnState) -> None:
 
 async def _after_unchanged_first_edit(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
     """A first edit that came back unchanged (the stub written back; a retry's "fix the code" that rewrote it as
-    it was): the tests run on the file as it is, and when they fail, the fresh attempt (loop/fresh_attempt.py)."""
+    it was): the tests run on the file as it is, and when they fail, fresh attempts (loop/fresh_attempt.py)."""
     state, messages = turn.tests, parts.conversation.messages
-    if state.fresh or state.runs or turn.outcome.written(parts.conversation.root / target) is not None or \
+    if state.runs or turn.outcome.written(parts.conversation.root / target) is not None or \
             not came_back_unchanged(messages, "first_edit"):
         return
     current = await anyio.to_thread.run_sync(read_regular, parts.conversation.root, target)
     result = await _run_once(parts, turn, target, test, current) if current is not None else None
     if result is not None and not result[1] and state.runs < MAX_RUNS:
-        state.fresh = True
-        await fresh_attempt(parts, turn, target, test, result[0], current or "")
+        await _fresh(parts, turn, target, test, result[0], current or "")
 
 
 async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
+    """Run, then repair a version that passed more than any before it; a version that did not (or a repair that
+    came back unchanged) is followed by a fresh attempt from the stub while the turn has one left."""
     root, state = parts.conversation.root, turn.tests
     while state.runs < MAX_RUNS and not turn.outcome.tools_stopped:
         written = turn.outcome.written(root / target)
         if written is None or written == state.checked:
             return  # no landed edit since the last run
+        before = state.best
         result = await _run_once(parts, turn, target, test, written)
         if result is None or state.runs >= MAX_RUNS:
             return
         run, timed_out = result
+        improved = before is None or (state.best is not None and state.best[:2] > before[:2])
+        if not improved and await _fresh(parts, turn, target, test, run, written):
+            continue  # a new version landed: its run is next
         await agent_round(parts, turn, calls_of("edit_file", [
             {"path": target, "change": repair_request(target, test, run, timed_out)}], "test_repair"),
             {"test_repair": True})
-        if not state.fresh and not timed_out and came_back_unchanged(parts.conversation.messages, "test_repair"):
-            state.fresh = True  # once a turn: the file asked for anew, from the stub (loop/fresh_attempt.py)
-            await fresh_attempt(parts, turn, target, test, run, written)
+        if came_back_unchanged(parts.conversation.messages, "test_repair"):
+            await _fresh(parts, turn, target, test, run, written)
+
+
+async def _fresh(parts: TurnParts, turn: TurnState, target: str, test: str, run: TestRun, current: str) -> bool:
+    """Fresh attempts (loop/fresh_attempt.py) until one lands, at most ``MAX_FRESH`` a turn: independent samples
+    of the same question, so llama.cpp's prompt cache holds all of it but the failures."""
+    state = turn.tests
+    while state.fresh < MAX_FRESH and not turn.outcome.tools_stopped:
+        state.fresh += 1
+        if await fresh_attempt(parts, turn, target, test, run, current):
+            return True
+    return False
 
 
 async def _run_once(parts: TurnParts, turn: TurnState, target: str, test: str,
@@ -203,7 +219,7 @@ async def _run(parts: TurnParts, turn: TurnState, command: str) -> tuple[TestRun
     output = text_of(result)
     status = output.split("\n", 2)[1] if "\n" in output else ""
     if "timed out after" in status:
-        return TestRun(0, 1, ()), True
+        return TestRun(0, 1, (f"the run did not finish within {TEST_TIMEOUT:g} s",)), True
     run = read_run(output)
     turn.tests.summarized = turn.tests.summarized or run is not None
     if run is None and turn.tests.summarized and status.startswith("[exit code") and status != "[exit code 0]":

@@ -97,12 +97,13 @@ async def test_the_first_edit_s_rewrite_is_one_plain_message_with_the_instructio
 
 async def test_tests_that_still_fail_after_the_repairs_exit_4_with_the_line_that_says_so(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    other = WRONG.replace("+ ' '", "+ '!'")
-    srv.push(block(WRONG), block(other), block(WRONG.replace("+ ' '", "+ '?'")),
+    # the first edit, its repair (as bad), then the fresh attempts (as bad), each run
+    srv.push(block(WRONG), *(block(WRONG.replace("+ ' '", f"+ '{c}'")) for c in "!?%#"),
              j("final_answer", text="Implemented; the tests pass."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert agent_steps(result.messages).count("test_check") == test_check.MAX_RUNS
     assert agent_steps(result.messages).count("test_repair") == test_check.MAX_RUNS - 1
+    assert sum(bool((m.get("meta") or {}).get("fresh")) for m in result.messages) == test_check.MAX_FRESH
     assert result.tests_failing == "acronym_test.py (2 of 2 tests failed)" and exit_code(result) == 4
     note = "\n\n[agentls: acronym_test.py still fails after the change: 2 of 2 tests failed]"
     assert result.final_response.endswith(note) and result.messages[-1]["content"].endswith(note)
@@ -113,13 +114,14 @@ async def test_tests_that_still_fail_after_the_repairs_exit_4_with_the_line_that
 
 async def test_a_repair_that_changes_nothing_ends_the_check_and_the_model_answers(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(block(WRONG), block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
+    srv.push(*[block(WRONG)] * (3 + test_check.MAX_FRESH), j("final_answer", text="I could not fix it."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]
     assert result.tests_failing is not None and exit_code(result) == 4
-    # first edit, the repair and its one resample, the fresh attempt (the same code again: not landed), then the
+    # first edit, the repair and its one resample, the fresh attempts (the same code again: none landed), then the
     # answer: no model copies
-    assert len(srv.requests) == 5 and srv.requests[3].body["temperature"] == 0.7
+    assert len(srv.requests) == 4 + test_check.MAX_FRESH
+    assert [r.body["temperature"] for r in srv.requests[3:-1]] == [0.7] * test_check.MAX_FRESH
 
 
 async def test_code_that_never_finishes_is_killed_and_the_repair_says_so(
@@ -238,7 +240,7 @@ def test_output_without_a_summary_is_not_read(output: str) -> None:
 
 async def test_after_a_repair_that_changed_nothing_the_model_may_only_answer(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(block(WRONG), block(WRONG), block(WRONG), block(WRONG), j("final_answer", text="I could not fix it."))
+    srv.push(*[block(WRONG)] * (3 + test_check.MAX_FRESH), j("final_answer", text="I could not fix it."))
     await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     step = srv.requests[-1].body
     assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
@@ -278,9 +280,9 @@ async def test_a_model_that_copies_the_agent_s_failed_first_edit_is_stopped_one_
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
     first = {"path": "acronym.py", "change": "Implement the stub in acronym.py so that it satisfies INSTRUCTIONS.md."}
     copy = [j("edit_file", **first)] * 3  # the step and both its resamples (loop/resample.py) copy it
-    # the first edit and its resample, the fresh attempt after the tests ran on the stub (the stub again: not
+    # the first edit and its resample, the fresh attempts after the tests ran on the stub (the stub again: none
     # landed), the model's first copy (after the run's output: not resampled) and its rewrite, then the copies
-    srv.push(block(STUB), block(STUB), block(STUB), copy[0], block(STUB), block(STUB), *copy,
+    srv.push(block(STUB), block(STUB), *[block(STUB)] * test_check.MAX_FRESH, copy[0], block(STUB), block(STUB), *copy,
              j("final_answer", text="Could not."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     edits = [m["content"] for m in result.messages if m.get("role") == "tool" and m.get("name") == "edit_file"]
@@ -304,11 +306,13 @@ async def test_a_repair_that_passes_fewer_tests_is_undone_and_the_turn_reports_t
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
     worse = "def abbreviate(words):\n    return words[0]\n"
     import_error = "import acronym_helpers\n\n\ndef abbreviate(words):\n    return ''\n"  # 1 of 1 "failed", 0 passed
-    srv.push(block(HALF), block(worse), block(import_error), j("final_answer", text="Done."))
+    # the repair and the first two fresh attempts pass none; the last fresh attempt breaks the import
+    srv.push(block(HALF), block(worse), block(worse.replace("[0]", "[:1]")), block(worse.replace("[0]", "[-1]")),
+             block(import_error), j("final_answer", text="Done."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == HALF  # the version that passed 1 of 2, put back
-    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair", "test_check",
-                                            "test_repair", "test_check", "test_restore"]
+    assert agent_steps(result.messages) == ["preread", "first_edit"] + ["test_check", "test_repair"] * 4 + [
+        "test_check", "test_restore"]
     restore = next(m for m in result.messages if (m.get("meta") or {}).get("test_restore"))
     args = json.loads(restore["tool_calls"][0]["function"]["arguments"])
     assert args == {"path": "acronym.py", "old_string": import_error, "new_string": HALF}
@@ -357,10 +361,30 @@ async def test_a_repair_that_came_back_unchanged_is_followed_by_one_fresh_attemp
     assert content.endswith("no JSON, no tool call.")
 
 
+async def test_a_repair_that_passes_no_more_is_followed_by_a_fresh_attempt_and_a_better_one_is_repaired(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    other = WRONG.replace("+ ' '", "+ '!'")  # the repair: as bad as the first edit
+    srv.push(block(WRONG), block(other), block(HALF), block(DONE), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    assert agent_steps(result.messages) == ["preread", "first_edit"] + ["test_check", "test_repair"] * 3 + [
+        "test_check"]
+    kinds = [set(m["meta"]) & {"test_repair", "fresh"} for m in result.messages
+             if (m.get("meta") or {}).get("test_repair")]
+    assert kinds == [{"test_repair"}, {"test_repair", "fresh"}, {"test_repair"}]  # HALF passed more: repaired
+    first, fresh = (srv.requests[i].body["messages"][1]["content"] for i in (0, 2))
+    assert srv.requests[2].body["temperature"] == 0.7 and "failed these tests of acronym_test.py" in fresh
+    # the fresh question starts as the first edit's did, so a model server's prompt cache holds all that
+    assert TESTS.rstrip() in os.path.commonprefix([first, fresh])
+    repair = srv.requests[3].body["messages"][1]["content"]
+    assert HALF in repair and "AssertionError: 'Ld' != 'LCD'" in repair  # the repair works on the fresh version
+
+
 async def test_a_fresh_attempt_that_renames_the_function_is_not_written(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, caplog: pytest.LogCaptureFixture) -> None:
     renamed = DONE.replace("def abbreviate", "def acronym")
-    srv.push(block(WRONG), block(WRONG), block(WRONG), block(renamed), j("final_answer", text="Could not."))
+    srv.push(block(WRONG), block(WRONG), block(WRONG), *[block(renamed)] * test_check.MAX_FRESH,
+             j("final_answer", text="Could not."))
     with caplog.at_level("INFO", logger="agentls.loop"):
         result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == WRONG and exit_code(result) == 4
@@ -479,13 +503,13 @@ async def test_a_repair_that_breaks_the_tests_loading_is_a_failing_run_and_is_un
     (exercise / "acronym_test.py").write_text(TESTS.replace("import unittest\n", "import unittest\n\nimport acronym\n"
                                                             "assert not hasattr(acronym, 'BROKEN')\n"))
     broken = HALF + "BROKEN = True\n"
-    srv.push(block(HALF), block(broken), block(broken.replace("True", "1")), j("final_answer", text="Done."))
+    srv.push(block(HALF), block(broken), *(block(broken.replace("True", n)) for n in "123"),
+             j("final_answer", text="Done."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == HALF  # the run that passed 1 of 2, put back
     assert result.tests_failing == "acronym_test.py (1 of 2 tests failed)" and exit_code(result) == 4
-    second = json.loads([m for m in result.messages if (m.get("meta") or {}).get("test_repair")][1][
-        "tool_calls"][0]["function"]["arguments"])["change"]
-    assert "the tests did not run: AssertionError" in second
+    fresh = srv.requests[2].body["messages"][1]["content"]  # the broken repair's run did not pass more: fresh
+    assert "- the tests did not run: AssertionError" in fresh
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
