@@ -135,6 +135,16 @@ async def test_code_that_never_finishes_is_killed_and_the_repair_says_so(
     assert "did not finish within 3 s" in change and "loops forever" in change
 
 
+async def test_code_that_never_finishes_and_a_repair_that_changes_nothing_get_a_fresh_attempt_that_says_so(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(test_check, "TEST_TIMEOUT", 3.0)
+    srv.push(block(LOOPS), block(LOOPS), block(LOOPS), block(DONE), j("final_answer", text="Done."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    fresh = srv.requests[3].body["messages"][1]["content"]
+    assert srv.requests[3].body["temperature"] == 0.7 and "- the run did not finish within 3 s" in fresh
+
+
 async def test_without_approval_for_commands_no_test_runs(make_agent: AgentFactory, srv: ScriptedServer,
                                                            exercise: Path) -> None:
     srv.push(block(WRONG), j("final_answer", text="Done."))
