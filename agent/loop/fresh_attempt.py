@@ -25,7 +25,7 @@ from .save import save
 from .state import TurnState
 from .test_output import TestRun
 from ..providers.errors import ProviderError
-from ..tools.described import RewriteRefused, extract
+from ..tools.described import MAX_REWRITE_CHARS, RewriteRefused, extract
 from ..tools.fences import LANG, fence_for
 from ..tools.guards import breaks_python
 from ..tools.imports import with_imports
@@ -35,17 +35,16 @@ from ..types import Message, text_of
 
 log = logging.getLogger("agentls.loop")
 FRESH_TEMPERATURE = 0.7
-UNCHANGED_MARK = "is the same as before, so nothing changed"
 
 
-def came_back_unchanged(messages: list[Message], kind: str) -> bool:
-    """The last step was the agent's own edit of ``kind`` (``first_edit``, ``test_repair``), and its rewrite
-    was the file as it was."""
+def did_not_land(messages: list[Message], kind: str) -> bool:
+    """The last step was the agent's own edit of ``kind`` and it was refused (came back unchanged, renamed a
+    function, named nothing in a long file: any ``error``)."""
     if len(messages) < 2:
         return False
     call, result = messages[-2], messages[-1]
     return bool((call.get("meta") or {}).get(kind)) and result.get("role") == "tool" and \
-        UNCHANGED_MARK in text_of(result)
+        text_of(result).startswith("error")
 
 
 def first_read(messages: list[Message], target: str) -> str | None:
@@ -70,8 +69,8 @@ async def fresh_attempt(parts: TurnParts, turn: TurnState, target: str, test: st
     from or the reply is unusable."""
     path = parts.conversation.root / target
     start = first_read(parts.conversation.messages, target)
-    if start is None:
-        return False
+    if start is None or len(start) > MAX_REWRITE_CHARS:
+        return False  # nothing to ask from, or more than the model can write back whole
     prompt = focused_prompt(parts, instruction(target, start, test, run), FRESH_TEMPERATURE, await shown_files(parts))
     await save(parts, turn)  # before every provider call
     try:

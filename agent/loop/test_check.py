@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 import anyio
 
 from .agent_round import agent_round, calls_of
-from .fresh_attempt import came_back_unchanged, fresh_attempt
+from .fresh_attempt import did_not_land, fresh_attempt
 from .parts import TurnParts
 from .regular import read_regular
 from .state import TurnState
@@ -89,17 +89,18 @@ async def check_tests(parts: TurnParts, turn: TurnState) -> None:
     if found is None:
         return
     target, test = found
-    await _after_unchanged_first_edit(parts, turn, target, test)
+    await _after_unlanded_first_edit(parts, turn, target, test)
     await _run_and_repair(parts, turn, target, test)
     await _keep_best(parts, turn, target)
 
 
-async def _after_unchanged_first_edit(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
-    """A first edit that came back unchanged (the stub written back; a retry's "fix the code" that rewrote it as
-    it was): the tests run on the file as it is, and when they fail, fresh attempts (loop/fresh_attempt.py)."""
+async def _after_unlanded_first_edit(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
+    """A first edit that did not land (the stub written back; a retry's "fix the code" that rewrote the file as it
+    was, renamed a function, or was refused as naming nothing in a long file): the tests run on the file as it
+    is, and when they fail, fresh attempts (loop/fresh_attempt.py)."""
     state, messages = turn.tests, parts.conversation.messages
     if state.runs or turn.outcome.written(parts.conversation.root / target) is not None or \
-            not came_back_unchanged(messages, "first_edit"):
+            not did_not_land(messages, "first_edit"):
         return
     current = await anyio.to_thread.run_sync(read_regular, parts.conversation.root, target)
     result = await _run_once(parts, turn, target, test, current) if current is not None else None
@@ -109,7 +110,7 @@ async def _after_unchanged_first_edit(parts: TurnParts, turn: TurnState, target:
 
 async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: str) -> None:
     """Run, then repair a version that passed more than any before it; a version that did not (or a repair that
-    came back unchanged) is followed by a fresh attempt from the stub while the turn has one left."""
+    did not land) is followed by a fresh attempt from the stub while the turn has one left."""
     root, state = parts.conversation.root, turn.tests
     while state.runs < MAX_RUNS and not turn.outcome.tools_stopped:
         written = turn.outcome.written(root / target)
@@ -126,7 +127,7 @@ async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: 
         await agent_round(parts, turn, calls_of("edit_file", [
             {"path": target, "change": repair_request(target, test, run, timed_out)}], "test_repair"),
             {"test_repair": True})
-        if came_back_unchanged(parts.conversation.messages, "test_repair"):
+        if did_not_land(parts.conversation.messages, "test_repair"):
             await _fresh(parts, turn, target, test, run, written)
 
 

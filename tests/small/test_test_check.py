@@ -161,12 +161,14 @@ async def test_check_tests_false_turns_it_off(make_agent: AgentFactory, srv: Scr
 
 
 async def test_the_model_s_own_landed_edit_is_checked_too(make_agent: AgentFactory, srv: ScriptedServer,
-                                                           exercise: Path) -> None:
+                                                           exercise: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(test_check, "MAX_FRESH", 0)  # after the first edit's reply without code: the model's step
     srv.push(text("no code here"), j("edit_file", path="acronym.py", change="implement abbreviate"), block(DONE),
              j("final_answer", text="Done."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
-    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check"]
+    # the first edit wrote nothing: the tests ran on the stub, then on the model's own edit
+    assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_check"]
     assert result.messages[-2]["content"].startswith("$ python3 -B -m unittest acronym_test.py\n[exit code 0]")
 
 
@@ -420,6 +422,36 @@ async def test_a_retry_whose_first_edit_came_back_unchanged_runs_the_tests_and_m
     assert json.loads(fresh["tool_calls"][0]["function"]["arguments"])["old_string"] == WRONG
     ask = srv.requests[4].body["messages"][1]["content"]  # the stub from the first turn's pre-read
     assert f"acronym.py as it was at the start:\n```python\n{STUB}```" in ask and "2 of 2 tests failed" in ask
+
+
+async def test_a_retry_whose_first_edit_is_refused_runs_the_tests_and_makes_the_fresh_attempt(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    # in the benchmark, crypto-square's retry renamed the function and pov's "fix the code" named nothing in
+    # its 87 lines: both first edits were refused, and the turn ended without a test run
+    agent = make_agent(small_model=True, tool_mode="json")
+    srv.push(block(WRONG), j("final_answer", text="Done."))
+    await agent.run_conversation(ASK)
+    agent.policy.mode = "yolo"
+    srv.push(block(WRONG.replace("def abbreviate", "def acronym")), block(DONE), j("final_answer", text="Fixed."))
+    result = await agent.run_conversation(
+        "FF\nAssertionError: 'PNG ' != 'PNG'\nThe tests in acronym_test.py fail as shown above. The tests are "
+        "correct, don't change them. Fix the code in acronym.py to resolve the errors.")
+    assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
+    turn = result.messages[next(i for i, m in enumerate(result.messages) if m.get("role") == "user"
+                                and "fail as shown above" in str(m.get("content"))):]
+    refused = next(m for m in turn if m.get("role") == "tool" and m.get("name") == "edit_file")
+    assert refused["content"].startswith("error: this edit was not made: the rewrite of acronym.py dropped")
+    assert agent_steps(turn) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
+    assert sum(bool((m.get("meta") or {}).get("fresh")) for m in turn) == 1
+
+
+async def test_a_file_too_long_to_write_back_whole_gets_no_fresh_attempt(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("agentls.agent.loop.fresh_attempt.MAX_REWRITE_CHARS", 10)  # the stub: 30 characters
+    srv.push(*[block(WRONG)] * 3, j("final_answer", text="Could not."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    assert (exercise / "acronym.py").read_text() == WRONG and exit_code(result) == 4
+    assert len(srv.requests) == 4 and not any((m.get("meta") or {}).get("fresh") for m in result.messages)
 
 
 async def test_a_pre_read_that_compression_digested_is_read_again_for_the_agent_s_rewrite(
