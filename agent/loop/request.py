@@ -61,8 +61,7 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
         return None
     if str(last.get("content", "")).startswith(NOTHING_TO_CHANGE):
         return "none"  # an honest no-op (tools/noop.py): the next step may only answer
-    if turn.tests.runs and turn.named_files and set(turn.named_files) <= turn.outcome.applied() and \
-            _checked_last(messages, parts.conversation.turn_user or 0):
+    if answers_after_check(parts, turn):
         return "none"  # the agent ran the tests and made its repairs (loop/test_check.py): the model answers
     if str(last.get("content", "")).startswith(READ_FIRST):
         return "required"
@@ -73,6 +72,28 @@ def tool_choice(parts: TurnParts, turn: TurnState, tools: bool) -> str | None:
     if not failed and turn.named_files and set(turn.named_files) <= turn.outcome.applied():
         return "none"  # every file the request names is changed: it otherwise goes on "improving" them
     return None
+
+
+def answers_after_check(parts: TurnParts, turn: TurnState) -> bool:
+    """The step after the agent's tests check (loop/test_check.py), with every named file changed: an answer."""
+    messages = parts.conversation.messages
+    return bool(parts.profile.json_tools and turn.tests.runs and turn.named_files and messages and
+                messages[-1].get("role") == "tool" and set(turn.named_files) <= turn.outcome.applied() and
+                _checked_last(messages, parts.conversation.turn_user or 0))
+
+
+def tests_note(turn: TurnState) -> str | None:
+    """What the answer after the check is told of it (not kept): a 1.5B model otherwise wrote "the tests now
+    pass" over a run that failed, or pasted the agent's repair request as its answer. None when the last run's
+    output said nothing."""
+    test, target = turn.target_tests or "the tests", ", ".join(turn.change_targets)
+    if turn.tests.failing is None and not turn.tests.passed:
+        return None
+    if turn.tests.failing is None:
+        return f"[agentls ran {test}: the tests pass. Answer the user: say briefly what you changed in {target}.]"
+    summary = turn.tests.failing.partition(" (")[2].removesuffix(")")
+    return (f"[agentls ran {test}: the tests still fail ({summary}). Answer the user: say briefly what you "
+            f"changed in {target}, and that these tests still fail. Do not say that they pass.]")
 
 
 def _checked_last(messages: list[Message], start: int) -> bool:
@@ -124,6 +145,8 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
     conversation = parts.conversation
     if tools and parts.profile.json_tools and (targets := focus(parts, turn)):
         paths = list(targets)  # the grammar admits only an edit of a target
+    if tools and extra_user is None and answers_after_check(parts, turn):
+        extra_user = tests_note(turn)
     return Prompt(system=conversation.system_prompt or "",
                   messages=conversation.call_ids.for_provider(
                       view(conversation.messages, turn, conversation.turn_user, extra_user, extra_messages),

@@ -17,6 +17,7 @@ class TestsChecked:
     runs: int = 0
     checked: str | None = None  # the target's text at the last run
     failing: str | None = None  # "acronym_test.py (3 of 9 tests failed)" after a failing last run
+    passed: bool = False  # the last run passed (a run whose output said nothing is neither)
     summarized: bool = False  # a run of this turn printed a summary the agent could read
     fresh: int = 0  # fresh attempts from the stub this turn (loop/fresh_attempt.py)
     best: tuple[int, int, str, str] | None = None  # the failing run that passed most: (passed, -failed, text, failing)

@@ -157,8 +157,9 @@ async def _run_once(parts: TurnParts, turn: TurnState, target: str, test: str,
     state.runs += 1
     result = await _run(parts, turn, command)
     if result is None or (result[0].passed and not result[1]):
-        state.failing = None
+        state.failing, state.passed = None, result is not None
         return None
+    state.passed = False
     run, timed_out = result
     state.failing = f"{test} ({'timed out' if timed_out else run.summary()})"
     passed = 0 if timed_out else run.ran - run.failed

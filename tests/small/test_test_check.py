@@ -82,6 +82,10 @@ async def test_a_failing_first_edit_is_repaired_from_the_failures_and_checked_ag
     final_step = srv.requests[-1].body
     assert [v["properties"]["name"]["const"] for v in final_step["response_format"]["json_schema"]["schema"][
         "anyOf"]] == ["final_answer"]  # checked and passing: the model answers
+    told = final_step["messages"][-1]
+    assert told["role"] == "user" and told["content"].startswith(
+        "[agentls ran acronym_test.py: the tests pass. Answer the user: say briefly what you changed in acronym.py.]")
+    assert "agentls ran" not in json.dumps(result.messages)  # told, not kept
 
 
 async def test_the_first_edit_s_rewrite_is_one_plain_message_with_the_instructions_and_the_tests(
@@ -104,6 +108,9 @@ async def test_tests_that_still_fail_after_the_repairs_exit_4_with_the_line_that
     assert agent_steps(result.messages).count("test_check") == test_check.MAX_RUNS
     assert agent_steps(result.messages).count("test_repair") == test_check.MAX_RUNS - 1
     assert sum(bool((m.get("meta") or {}).get("fresh")) for m in result.messages) == test_check.MAX_FRESH
+    told = srv.requests[-1].body["messages"][-1]["content"]  # a 1.5B model wrote "the tests now pass" here
+    assert told.startswith("[agentls ran acronym_test.py: the tests still fail (2 of 2 tests failed).")
+    assert "Do not say that they pass." in told
     assert result.tests_failing == "acronym_test.py (2 of 2 tests failed)" and exit_code(result) == 4
     note = "\n\n[agentls: acronym_test.py still fails after the change: 2 of 2 tests failed]"
     assert result.final_response.endswith(note) and result.messages[-1]["content"].endswith(note)
@@ -200,6 +207,7 @@ async def test_output_that_says_nothing_about_tests_gets_no_repair(make_agent: A
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check"]  # no guess, no repair
     assert result.tests_failing is None
+    assert "agentls ran" not in json.dumps(srv.requests[-1].body["messages"])  # neither "pass" nor "fail"
 
 
 UNITTEST_ERROR = """E
