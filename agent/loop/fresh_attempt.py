@@ -6,9 +6,8 @@ after a failing run, and to a retry turn's first edit ("the tests fail as shown 
 agent then runs the tests on the file as it is first), and to a repair that made the file no better. Up to
 three times a turn (loop/test_check.py), the agent then asks for the file anew instead, shown as it was when
 the conversation first read it (the stub), with the tests that failed listed and the instructions and tests
-as the first edit saw them (loop/focused.py), sampled. The
-reply gets the described edit's guards (it parses, keeps the stub's names and signatures, is no stub, has its
-imports) and lands as the agent's own ``edit_file {path, old_string, new_string}`` of the whole file
+as the first edit saw them (loop/focused.py), sampled. The reply gets the described edit's guards (it parses,
+keeps the stub's names and signatures, is no stub, has its imports) and lands as the agent's own ``edit_file {path, old_string, new_string}`` of the whole file
 (``meta.test_repair`` and ``meta.fresh``); then the tests run again, and the best run's version is what the turn
 keeps (loop/test_check.py).
 """

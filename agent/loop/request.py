@@ -87,11 +87,11 @@ def tests_note(turn: TurnState) -> str | None:
     pass" over a run that failed, or pasted the agent's repair request as its answer. None when the last run's
     output said nothing."""
     test, target = turn.target_tests or "the tests", ", ".join(turn.change_targets)
-    if turn.tests.failing is None and not turn.tests.passed:
+    summary = turn.tests.failing_summary()
+    if summary is None and not turn.tests.passed:
         return None
-    if turn.tests.failing is None:
+    if summary is None:
         return f"[agentls ran {test}: the tests pass. Answer the user: say briefly what you changed in {target}.]"
-    summary = turn.tests.failing.partition(" (")[2].removesuffix(")")
     return (f"[agentls ran {test}: the tests still fail ({summary}). Answer the user: say briefly what you "
             f"changed in {target}, and that these tests still fail. Do not say that they pass.]")
 

@@ -22,6 +22,10 @@ class TestsChecked:
     fresh: int = 0  # fresh attempts from the stub this turn (loop/fresh_attempt.py)
     best: tuple[int, int, str, str] | None = None  # the failing run that passed most: (passed, -failed, text, failing)
 
+    def failing_summary(self) -> str | None:
+        """Of ``failing``, what the run said ("3 of 9 tests failed", "timed out"); None when it did not fail."""
+        return self.failing.partition(" (")[2].removesuffix(")") if self.failing is not None else None
+
 
 @dataclass
 class TurnState:

@@ -234,8 +234,5 @@ async def _run(parts: TurnParts, turn: TurnState, command: str) -> tuple[TestRun
 
 def failing_note(turn: TurnState) -> str | None:
     """The line after the answer when the last run of the tests failed."""
-    failing = turn.tests.failing
-    if failing is None:
-        return None
-    test, _, summary = failing.partition(" (")
-    return FAILING_NOTE.format(test=test, summary=summary.removesuffix(")"))
+    summary = turn.tests.failing_summary()
+    return None if summary is None else FAILING_NOTE.format(test=turn.target_tests, summary=summary)

@@ -412,6 +412,15 @@ async def test_a_fresh_attempt_that_renames_the_function_is_not_written(
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair"]
 
 
+async def _retry(agent: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """Aider's second try (bench/exercism.py): the result and the retry turn's messages."""
+    result = await agent.run_conversation(
+        "FF\nAssertionError: 'PNG ' != 'PNG'\nThe tests in acronym_test.py fail as shown above. The tests are "
+        "correct, don't change them. Fix the code in acronym.py to resolve the errors.")
+    return result, result.messages[next(i for i, m in enumerate(result.messages) if m.get("role") == "user"
+                                         and "fail as shown above" in str(m.get("content"))):]
+
+
 async def test_a_retry_whose_first_edit_came_back_unchanged_runs_the_tests_and_makes_the_fresh_attempt(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
     agent = make_agent(small_model=True, tool_mode="json")  # auto-edit: no test run in the first turn
@@ -419,12 +428,8 @@ async def test_a_retry_whose_first_edit_came_back_unchanged_runs_the_tests_and_m
     await agent.run_conversation(ASK)
     agent.policy.mode = "yolo"  # the user allows commands for the retry
     srv.push(block(WRONG), block(WRONG), block(DONE), j("final_answer", text="Fixed."))
-    result = await agent.run_conversation(
-        "FF\nAssertionError: 'PNG ' != 'PNG'\nThe tests in acronym_test.py fail as shown above. The tests are "
-        "correct, don't change them. Fix the code in acronym.py to resolve the errors.")
+    result, turn = await _retry(agent)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
-    turn = result.messages[next(i for i, m in enumerate(result.messages) if m.get("role") == "user"
-                                and "fail as shown above" in str(m.get("content"))):]
     assert agent_steps(turn) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
     fresh = next(m for m in turn if (m.get("meta") or {}).get("fresh"))
     assert json.loads(fresh["tool_calls"][0]["function"]["arguments"])["old_string"] == WRONG
@@ -441,12 +446,8 @@ async def test_a_retry_whose_first_edit_is_refused_runs_the_tests_and_makes_the_
     await agent.run_conversation(ASK)
     agent.policy.mode = "yolo"
     srv.push(block(WRONG.replace("def abbreviate", "def acronym")), block(DONE), j("final_answer", text="Fixed."))
-    result = await agent.run_conversation(
-        "FF\nAssertionError: 'PNG ' != 'PNG'\nThe tests in acronym_test.py fail as shown above. The tests are "
-        "correct, don't change them. Fix the code in acronym.py to resolve the errors.")
+    result, turn = await _retry(agent)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
-    turn = result.messages[next(i for i, m in enumerate(result.messages) if m.get("role") == "user"
-                                and "fail as shown above" in str(m.get("content"))):]
     refused = next(m for m in turn if m.get("role") == "tool" and m.get("name") == "edit_file")
     assert refused["content"].startswith("error: this edit was not made: the rewrite of acronym.py dropped")
     assert agent_steps(turn) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
