@@ -22,6 +22,7 @@ table is printed from that file. Numbers are printed, never asserted. Not a CI t
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -124,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     if ns.report_only:
         print(report(_load(out)))
         return 0
+    if importlib.util.find_spec("pytest") is None:  # the judge: without it every try would count as failing
+        p.error(f"the judge runs the exercises' tests with pytest, which {sys.executable} lacks: "
+                "./scripts/setup --dev (or pip install pytest into that venv)")
     names = [a for a in ns.agents.split(",") if a]
     unknown = [a for a in names if a not in AGENTS]
     if unknown:
