@@ -55,8 +55,8 @@ class ProviderError(Exception):
 
 _OVERFLOW = re.compile(
     r"context.length|context.window|maximum context|too many tokens|prompt is too long|"
-    r"reduce the length|exceeds? the (?:model'?s? )?(?:maximum|context)|input is too long|"
-    r"n_ctx|context_length_exceeded|token limit", re.IGNORECASE)
+    r"reduce the length|exceeds? the (?:model'?s? |available )?(?:maximum|context)|input is too long|"
+    r"n_ctx|context_length_exceeded|exceed_context_size|token limit", re.IGNORECASE)  # llama.cpp: "available context"
 _BILLING = re.compile(r"billing|insufficient.quota|quota exceeded|payment|credit balance|credits", re.IGNORECASE)
 _MODEL = re.compile(r"model.{0,40}(not.found|does not exist|unknown|not available|no such)|"
                     r"(unknown|invalid|unsupported) model|model_not_found", re.IGNORECASE)

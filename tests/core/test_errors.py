@@ -196,6 +196,9 @@ OVERFLOWS: dict[str, Reply] = {
     "400 openai": error(400, "This model's maximum context length is 32000 tokens. However, your messages "
                              "resulted in 40000 tokens.", error_code="context_length_exceeded"),
     "400 anthropic": error(400, "prompt is too long: 240000 tokens > 200000 maximum"),
+    # llama.cpp's server (the embedded model): a turn of the Exercism run ended "failed" on it, unrecognised
+    "400 llama.cpp": error(400, "request (8951 tokens) exceeds the available context size (8192 tokens), try "
+                                "increasing it", type="exceed_context_size_error"),
 }
 
 
