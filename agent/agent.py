@@ -97,7 +97,8 @@ class AIAgent:
         self._checkpoints = Checkpoints(conversation)
         self._parts = TurnParts(
             conversation=conversation, caller=caller, updates=updates, registry=self.registry, host=self.host,
-            compactor=Compactor(conversation, caller, updates, self.registry, s.compression_threshold),
+            compactor=Compactor(conversation, caller, updates, self.registry, s.compression_threshold,
+                                use_model=profile.model_summaries or bool(s.aux_model)),
             views=ToolViews(self.registry, self.root, profile, system_prompt=lambda: conversation.system_prompt),
             profile=profile,
             tools=ToolRunner(settings=s, host=self.host, root=self.root, session_id=self.session_id,

@@ -30,8 +30,9 @@ AFTER_TURN: dict[str, Any] = {}  # a queued compression's answer when its turn e
 
 class Compactor:
     def __init__(self, conversation: Conversation, caller: ModelCaller, updates: UpdateSender,
-                 registry: ToolRegistry, threshold: float) -> None:
+                 registry: ToolRegistry, threshold: float, use_model: bool = True) -> None:
         self.threshold = threshold
+        self.use_model = use_model  # False: the summary is assembled from the messages (agent/context/summary.py)
         self._conversation = conversation
         self._caller = caller
         self._updates = updates
@@ -65,7 +66,8 @@ class Compactor:
         """Whether an automatic pass is due before the next model call."""
         messages = self._conversation.messages
         return bool(messages) and self.compressor.should_compress(
-            messages, self._caller.last_prompt_tokens, extra_tokens=self._fixed_tokens())
+            messages, self._caller.last_prompt_tokens, extra_tokens=self._fixed_tokens(),
+            sent=self._caller.last_prompt_messages)
 
     async def _summarize(self, prompt: str) -> str:
         return await self._caller.aux_call(prompt, purpose="summary")
@@ -82,7 +84,7 @@ class Compactor:
         turn_user = conversation.turn_user  # pinned: never summarised away, and found again after the pass
         try:
             res: CompressionResult = await self.compressor.compress(
-                conversation.messages, summarize=self._summarize, focus=focus, keep_last=keep_last,
+                conversation.messages, summarize=self._summarize if self.use_model else None, focus=focus, keep_last=keep_last,
                 aggressive=aggressive, preview=preview, automatic=automatic, pin=turn_user)
         except anyio.get_cancelled_exc_class():
             if not preview and not automatic:

@@ -48,6 +48,9 @@ class Prompt:
     path_tools: Sequence[str] = ()  # the tools whose path ``paths`` constrains
     held_back: Sequence[str] = ()  # tool_mode json: tools the grammar leaves out this step
     temperature: float | None = None  # this call's own (a resample); None: the configured one
+    # The session's transcript (the context compression watches), or a question of its own (a small model's plain
+    # rewrite or answer: loop/focused.py, loop/plain_answer.py), whose size says nothing of the transcript's
+    transcript: bool = True
 
 
 @dataclass
@@ -69,7 +72,8 @@ class ModelCaller:
         # unset, the profile's (a local model does not sample and stops early)
         self.max_tokens = profile.max_tokens if settings.max_tokens is None else settings.max_tokens
         self.temperature = profile.temperature if settings.temperature is None else settings.temperature
-        self.last_prompt_tokens: int | None = None  # the provider's count for the last call
+        self.last_prompt_tokens: int | None = None  # the provider's count for the last request of the transcript
+        self.last_prompt_messages = 0  # ... and how many messages that request sent
         self.cost: float | None = None  # the session's model calls so far, in USD, when the price is known
         self.wire_cache: dict[int, Any] = {}  # encoded messages, reused between calls
         self._updates = updates
@@ -125,15 +129,18 @@ class ModelCaller:
                     await shown.feed("text", text_of(response.message))
                 await shown.finish()
                 response.message.setdefault("meta", {})["messageId"] = shown.message_id  # a fork point
-            await self._account(response, state)
+            await self._account(response, state, len(p.messages) if p.transcript else None)
             return response
 
-    async def _account(self, response: ProviderResponse, state: CallState) -> None:
-        """Usage and the context meter."""
+    async def _account(self, response: ProviderResponse, state: CallState, sent: int | None) -> None:
+        """Usage, and for a request of the transcript (``sent`` messages) the context meter: only such a request's
+        size tells the compressor how full the context is (a plain question's made it skip a pass that was due,
+        and the next request overflowed)."""
         usage = response.usage
         add_usage(state.usage, usage)
-        self.last_prompt_tokens = usage["prompt_tokens"] or None
-        used = usage["prompt_tokens"] + usage["completion_tokens"]
+        if sent is not None:
+            self.last_prompt_tokens, self.last_prompt_messages = usage["prompt_tokens"] or None, sent
+        used = usage["prompt_tokens"] + usage["completion_tokens"] if sent is not None else 0
         price = price_of(self.endpoints.model, self.settings.prices)
         if price is not None:
             self.cost = (self.cost or 0.0) + cost_of(usage, price)

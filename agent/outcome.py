@@ -104,6 +104,10 @@ class OutcomeRecorder:
         """The files an edit of this turn was applied to."""
         return set(self._after)
 
+    def before(self, path: Path) -> str | None:
+        """``path``'s content before this turn first changed it (None: it did not exist, or was not changed)."""
+        return self._before.get(path)
+
     def written(self, path: Path) -> str | None:
         """What this turn's last applied edit of ``path`` wrote (None: none was applied, or it deleted it)."""
         return self._after.get(path)

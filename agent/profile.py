@@ -40,6 +40,9 @@ class ModelProfile:
     max_tokens: int | None = None  # when the max_tokens setting is not set
     temperature: float | None = None  # when the temperature setting is not set
     model_titles: bool = True  # whether the titles setting "model" may spend a model call on a title
+    # Whether a compression's summary is the model's (else assembled from the messages: a 1.5B model's summary
+    # invented constraints, and cost a call over the whole transcript); an ``aux_model`` set writes it anyway
+    model_summaries: bool = True
     first_edit: bool = False  # a change request of one file: the agent's own edit_file of it first (loop/first_edit.py)
     check_tests: bool = False  # ... then its tests run, and what fails is repaired (loop/test_check.py)
 
@@ -77,4 +80,4 @@ GENERAL = ModelProfile("general", compact=False, described_edits=False, preread=
                        must_act=False, continues_cut_answers=True, guarded_writes=False, delegate=True)
 SMALL = ModelProfile("small", compact=True, described_edits=True, preread=True, resamples=SMALL_RESAMPLES,
                      must_act=True, continues_cut_answers=False, guarded_writes=True, delegate=False, first_edit=True,
-                     check_tests=True)
+                     check_tests=True, model_summaries=False)

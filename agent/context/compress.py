@@ -80,8 +80,9 @@ class Compressor:
         """True once two automatic passes in a row each saved under 10%."""
         return self._weak_passes >= WEAK_PASSES_TO_TRIP
 
-    def _estimate(self, messages: Sequence[Message]) -> int:
-        """``estimate_messages`` with each message's figure kept while it lives (messages never change)."""
+    def _estimate(self, messages: Sequence[Message], *, trim: bool = True) -> int:
+        """``estimate_messages`` with each message's figure kept while it lives (messages never change); ``trim``
+        False for a part of the transcript (the rest stays cached)."""
         cache = self._estimates
         total = 0
         for message in messages:
@@ -90,7 +91,7 @@ class Compressor:
                 hit = (message, estimate_message(message))
                 cache[id(message)] = hit
             total += hit[1]
-        if len(cache) > 2 * len(messages) + 16:
+        if trim and len(cache) > 2 * len(messages) + 16:
             live = {id(m) for m in messages}
             for key in [k for k in cache if k not in live]:
                 del cache[key]
@@ -100,19 +101,24 @@ class Compressor:
         self._weak_passes = 0
 
     def should_compress(self, messages: Sequence[Message], last_prompt_tokens: int | None,
-                        *, extra_tokens: int = 0) -> bool:
+                        *, extra_tokens: int = 0, sent: int | None = None) -> bool:
         """Whether an automatic pass is due (False once anti-thrash has tripped).
 
         Pressure is the provider's last ``prompt_tokens`` when known, else the estimate of
         ``messages`` plus ``extra_tokens`` (system prompt, tool schemas). When both are known the
         larger wins: the provider's count predates the newest round, whose tool results may be big.
+        The provider's count is matched against the estimate of what that request sent (its first ``sent``
+        messages), never of rounds added since: a small model's agent-made rounds (runs, repairs) come between
+        two requests of the transcript, and a ratio taken against them made a pass that was due look needless.
         """
         if self.thrashing:
             return False
         estimated = self._estimate(messages) + extra_tokens
         if last_prompt_tokens:
-            if estimated > 0:
-                self._scale = min(MAX_SCALE, max(MIN_SCALE, last_prompt_tokens / estimated))
+            base = estimated if sent is None or not 0 < sent < len(messages) else \
+                self._estimate(messages[:sent], trim=False) + extra_tokens
+            if base > 0:
+                self._scale = min(MAX_SCALE, max(MIN_SCALE, last_prompt_tokens / base))
             return max(last_prompt_tokens, estimated) >= self.target_tokens
         return estimated * self._scale >= self.target_tokens
 

@@ -117,7 +117,7 @@ def fallback_summary(middle: Sequence[Message], calls: dict[str, ToolCall], *, p
     last_words = next((text_of(m).strip() for m in reversed(middle)
                        if m.get("role") == "assistant" and text_of(m).strip()), "")
     files = files_touched(middle)
-    out = ["(No model summary was available; this one was assembled from the messages.)"]
+    out = ["(This summary was assembled from the messages, not written by a model.)"]
     if previous:
         out.append("## Earlier summary\n" + cap_text(previous.strip(), 8000)[0])
     goal = [f"- {cap_text(r, REQUEST_CHARS)[0]}" for r in requests[-FALLBACK_REQUESTS:]]

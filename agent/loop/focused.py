@@ -123,4 +123,4 @@ def focused_prompt(parts: TurnParts, instruction: str, temperature: float, files
         shown.append(f"The tests were run:\n{fence}\n{cut.rstrip()}\n{fence}")
     content = "\n\n".join([*shown, instruction])
     return Prompt(system=SYSTEM, messages=[{"role": "user", "content": content}], tools=(), tool_choice="text",
-                  temperature=temperature)
+                  temperature=temperature, transcript=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import plain_answer
 from .parts import TurnParts
 from .state import TurnState
 from ..model_caller import Prompt
@@ -143,6 +144,8 @@ def prompt(parts: TurnParts, turn: TurnState, *, tools: bool = True, extra_user:
            extra_messages: list[Message] | None = None, paths: list[str] | None = None,
            temperature: float | None = None) -> Prompt:
     conversation = parts.conversation
+    if tools and extra_user is None and not extra_messages and plain_answer.is_plain(parts, turn):
+        return plain_answer.prompt(parts, turn)  # the answer after the agent's own edits, asked plainly
     if tools and parts.profile.json_tools and (targets := focus(parts, turn)):
         paths = list(targets)  # the grammar admits only an edit of a target
     if tools and extra_user is None and answers_after_check(parts, turn):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from . import change_request, resample
+from . import change_request, plain_answer, resample
 from .call import call_model
 from .dispatch import announce, run_calls
 from .exits import BudgetExhausted, EmptyResponses, Ending, Interrupted, ModelFailed, TurnExit
@@ -83,7 +83,8 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         if control.interrupt_requested:
             raise Interrupted()
         await parts.compactor.run_queued()
-        if partial is None and parts.compactor.due():
+        # The answer after the agent's own edits reads no transcript (loop/plain_answer.py): no compression for it
+        if partial is None and parts.compactor.due() and not plain_answer.is_plain(parts, turn):
             if parts.workflows is not None:
                 await parts.workflows.before_compact("auto", None)
             await parts.compactor.compress(automatic=True)

@@ -81,6 +81,22 @@ async def test_provider_tokens_calibrate_the_estimate() -> None:
     assert Compressor(4 * estimate).should_compress(msgs + msgs, 10)
 
 
+async def test_a_count_of_fewer_messages_is_matched_against_those_messages_only() -> None:
+    """A small model's agent-made rounds (test runs, repairs) come between two requests of the transcript: the
+    provider's count of the last one is compared with what it sent, never with the rounds added since, which made a
+    due pass look needless (the Exercism run then overflowed the context: docs/loop.md §7)."""
+    msgs = session(6, 4, 1500)
+    head = len(msgs) // 3
+    sent_count = estimate_messages(msgs[:head])
+    comp = Compressor(int(1.5 * estimate_messages(msgs)))  # due by the estimate
+    assert comp.should_compress(msgs, sent_count, sent=head)
+    res = await comp.compress(msgs, summarize=Recorder(), automatic=True)
+    assert res.tokens_after < res.tokens_before
+    stale = Compressor(int(1.5 * estimate_messages(msgs)))  # the same count taken for the whole transcript's
+    assert stale.should_compress(msgs, sent_count)
+    assert (await stale.compress(msgs, summarize=Recorder(), automatic=True)).tokens_after == res.tokens_before
+
+
 async def test_pruning_alone_is_enough_when_it_reaches_the_target() -> None:
     msgs = session(3, 4, 8000)
     comp = Compressor(40_000)

@@ -129,7 +129,7 @@ def test_questions_and_commands_are_not_change_requests(request_text: str) -> No
 
 async def test_the_agent_makes_the_first_edit_of_the_stub_and_its_rewrite_sees_the_instructions_and_tests(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(block(DONE), j("final_answer", text="Implemented abbreviate."))
+    srv.push(block(DONE), text("Implemented abbreviate."))  # the answer, asked plainly (loop/plain_answer.py)
     result = await make_agent(small_model=True, tool_mode="json").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
     assert result.final_response == "Implemented abbreviate."  # no note: the change was made
@@ -147,7 +147,8 @@ async def test_the_agent_makes_the_first_edit_of_the_stub_and_its_rewrite_sees_t
     assert rewrite["messages"][-1]["content"].endswith("no JSON, no tool call.")  # what to reply comes last
     assert "Its bodies that are only `pass` or `...` are stubs: write their code.\n" in rewrite["messages"][-1][
         "content"] and "The change:" not in rewrite["messages"][-1]["content"]  # the change is the request's own
-    assert offered(steps(srv)[0]) == ["final_answer"]  # the stub changed: the next step answers
+    answer = srv.requests[1].body  # the stub changed: the next step answers, asked plainly (loop/plain_answer.py)
+    assert "tools" not in answer and "+    return ''.join(" in answer["messages"][1]["content"]
     assert len(srv.requests) == 2 and result.api_calls == 2
     assert "Keep" not in rewrite["messages"][0]["content"]  # nothing rides the system prompt
 

@@ -34,7 +34,8 @@ def _script(case: str) -> list[Reply]:
                 text("Added the docstring.")]
     if case == "small":  # the agent makes the first edit (agent/loop/first_edit.py): the model writes its text
         return [text(f"```python\n{DOCSTRING}```"), text("Added the docstring.")]
-    return [text(f"```python\n{DOCSTRING}```"), _j("final_answer", text="Added the docstring.")]
+    # the answer after the agent's own edit is asked plainly, no grammar (agent/loop/plain_answer.py)
+    return [text(f"```python\n{DOCSTRING}```"), text("Added the docstring.")]
 
 
 OPTIONS: dict[str, dict[str, Any]] = {"general": {}, "small": {"small_model": True},

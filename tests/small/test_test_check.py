@@ -64,7 +64,7 @@ def exercise(workspace: Path) -> Path:
 
 async def test_a_failing_first_edit_is_repaired_from_the_failures_and_checked_again(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(block(WRONG), block(DONE), j("final_answer", text="Implemented abbreviate; the tests pass."))
+    srv.push(block(WRONG), block(DONE), text("Implemented abbreviate; the tests pass."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert (exercise / "acronym.py").read_text() == DONE and exit_code(result) == 0
     assert agent_steps(result.messages) == ["preread", "first_edit", "test_check", "test_repair", "test_check"]
@@ -79,13 +79,18 @@ async def test_a_failing_first_edit_is_repaired_from_the_failures_and_checked_ag
     assert ask.endswith("no JSON, no tool call.") and "     1\t" not in ask  # read_file's numbers are gone
     assert result.tests_failing is None and "tests still failing" not in footer(result)
     assert not (exercise / "__pycache__").exists()  # -B: the check leaves nothing behind
+    # checked and passing: the model answers, asked plainly (loop/plain_answer.py): the request, the turn's change as
+    # one diff from the stub, the last run; no tools, no transcript (none of its reads, runs or repairs)
     final_step = srv.requests[-1].body
-    assert [v["properties"]["name"]["const"] for v in final_step["response_format"]["json_schema"]["schema"][
-        "anyOf"]] == ["final_answer"]  # checked and passing: the model answers
-    told = final_step["messages"][-1]
-    assert told["role"] == "user" and told["content"].startswith(
-        "[agentls ran acronym_test.py: the tests pass. Answer the user: say briefly what you changed in acronym.py.]")
-    assert "agentls ran" not in json.dumps(result.messages)  # told, not kept
+    assert "tools" not in final_step and "response_format" not in final_step and len(final_step["messages"]) == 2
+    asked = final_step["messages"][1]["content"]
+    assert asked.startswith(f"The user asked:\n```\n{ASK}\n```") and "import unittest" not in asked
+    assert "-    pass\n+    return ''.join(w[0].upper()" in asked and "+ ' '" not in asked  # stub to DONE, not via WRONG
+    assert "agentls then ran acronym_test.py: the tests pass." in asked and asked.endswith(
+        "say what you changed in acronym.py, and that the tests pass.")
+    assert "agentls then ran" not in json.dumps(result.messages)  # told, not kept
+    assert result.final_response == "Implemented abbreviate; the tests pass." == result.messages[-1]["content"]
+    assert result.messages[-2]["role"] == "tool" and result.api_calls == 3  # the first edit, the repair, the answer
 
 
 async def test_the_first_edit_s_rewrite_is_one_plain_message_with_the_instructions_and_the_tests(
@@ -103,14 +108,14 @@ async def test_tests_that_still_fail_after_the_repairs_exit_4_with_the_line_that
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
     # the first edit, its repair (as bad), then the fresh attempts (as bad), each run
     srv.push(block(WRONG), *(block(WRONG.replace("+ ' '", f"+ '{c}'")) for c in "!?%#"),
-             j("final_answer", text="Implemented; the tests pass."))
+             text("Implemented; the tests pass."))
     result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
     assert agent_steps(result.messages).count("test_check") == test_check.MAX_RUNS
     assert agent_steps(result.messages).count("test_repair") == test_check.MAX_RUNS - 1
     assert sum(bool((m.get("meta") or {}).get("fresh")) for m in result.messages) == test_check.MAX_FRESH
     told = srv.requests[-1].body["messages"][-1]["content"]  # a 1.5B model wrote "the tests now pass" here
-    assert told.startswith("[agentls ran acronym_test.py: the tests still fail (2 of 2 tests failed).")
-    assert "Do not say that they pass." in told
+    assert "agentls then ran acronym_test.py: the tests still fail (2 of 2 tests failed)." in told
+    assert told.endswith("and that these tests still fail. Do not say that they pass.")
     assert result.tests_failing == "acronym_test.py (2 of 2 tests failed)" and exit_code(result) == 4
     note = "\n\n[agentls: acronym_test.py still fails after the change: 2 of 2 tests failed]"
     assert result.final_response.endswith(note) and result.messages[-1]["content"].endswith(note)
@@ -260,11 +265,12 @@ def test_output_without_a_summary_is_not_read(output: str) -> None:
 
 async def test_after_a_repair_that_changed_nothing_the_model_may_only_answer(
         make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
-    srv.push(*[block(WRONG)] * (3 + test_check.MAX_FRESH), j("final_answer", text="I could not fix it."))
-    await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
-    step = srv.requests[-1].body
-    assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
-        "final_answer"]  # not a copy of the agent's edit, which the model makes word for word
+    srv.push(*[block(WRONG)] * (3 + test_check.MAX_FRESH), text("I could not fix it."))
+    result = await make_agent(small_model=True, tool_mode="json", approval="yolo").run_conversation(ASK)
+    step = srv.requests[-1].body  # no tools to copy the agent's edit with, which the model does word for word
+    assert "tools" not in step and "response_format" not in step and len(step["messages"]) == 2
+    assert "still fail (2 of 2 tests failed)" in step["messages"][1]["content"]
+    assert result.final_response.startswith("I could not fix it.")
 
 
 @pytest.mark.parametrize(("test", "text", "venv", "command"), [
@@ -338,9 +344,10 @@ async def test_a_repair_that_passes_fewer_tests_is_undone_and_the_turn_reports_t
     assert args == {"path": "acronym.py", "old_string": import_error, "new_string": HALF}
     assert result.messages[result.messages.index(restore) + 1]["content"].startswith("Edited acronym.py")
     assert result.tests_failing == "acronym_test.py (1 of 2 tests failed)" and exit_code(result) == 4
-    step = srv.requests[-1].body  # after the restore the model may only answer
-    assert [v["properties"]["name"]["const"] for v in step["response_format"]["json_schema"]["schema"]["anyOf"]] == [
-        "final_answer"]
+    step = srv.requests[-1].body  # after the restore the model may only answer: asked plainly, of the kept version
+    assert "tools" not in step and "response_format" not in step
+    asked = step["messages"][1]["content"]
+    assert "still fail (1 of 2 tests failed)" in asked and "acronym_helpers" not in asked and HALF.splitlines()[1] in asked
 
 
 async def test_of_two_runs_that_pass_as_many_the_later_version_is_put_back(make_agent: AgentFactory, srv: ScriptedServer,
