@@ -16,22 +16,19 @@ from agentls.agent.scripted import Reply, ScriptedServer, text
 from agentls.server.run import exit_code
 
 from .conftest import AgentFactory
-from .test_test_check import ASK, DONE, STUB, TESTS, WRONG, block
+from .test_test_check import ASK, DONE, WRONG, acronym_exercise, block
 
 SMALL: dict[str, Any] = {"small_model": True, "tool_mode": "json", "approval": "yolo"}
 TIGHT: dict[str, Any] = {"context_window": 2048, "compression_threshold": 0.05}  # every step is past it
 
 
-def j(name: str, **arguments: Any) -> Reply:
-    return text(json.dumps({"name": name, "arguments": arguments}))
-
-
 @pytest.fixture
 def exercise(workspace: Path) -> Path:
-    (workspace / "acronym.py").write_text(STUB)
-    (workspace / "INSTRUCTIONS.md").write_text("# Instructions\n\nPortable Network Graphics -> PNG.\n")
-    (workspace / "acronym_test.py").write_text(TESTS)
-    return workspace
+    return acronym_exercise(workspace)
+
+
+def j(name: str, **arguments: Any) -> Reply:
+    return text(json.dumps({"name": name, "arguments": arguments}))
 
 
 def summaries(srv: ScriptedServer) -> list[dict[str, Any]]:

@@ -54,12 +54,16 @@ def agent_steps(messages: list[dict[str, Any]]) -> list[str]:
             and set(m.get("meta") or {}) & {"preread", "first_edit", "test_check", "test_repair", "test_restore"}]
 
 
-@pytest.fixture
-def exercise(workspace: Path) -> Path:
+def acronym_exercise(workspace: Path) -> Path:
     (workspace / "acronym.py").write_text(STUB)
     (workspace / "INSTRUCTIONS.md").write_text("# Instructions\n\nPortable Network Graphics -> PNG.\n")
     (workspace / "acronym_test.py").write_text(TESTS)
     return workspace
+
+
+@pytest.fixture
+def exercise(workspace: Path) -> Path:
+    return acronym_exercise(workspace)
 
 
 async def test_a_failing_first_edit_is_repaired_from_the_failures_and_checked_again(
