@@ -95,10 +95,12 @@ class AIAgent:
                                     model=lambda: self._endpoints.model,
                                     origin=(parent.session_id, parent.tool_call_id) if parent else None)
         self._checkpoints = Checkpoints(conversation)
+        compactor = Compactor(conversation, caller, updates, self.registry, s.compression_threshold,
+                              use_model=profile.model_summaries or bool(s.aux_model))
+        caller.context_used = compactor.pressure
         self._parts = TurnParts(
             conversation=conversation, caller=caller, updates=updates, registry=self.registry, host=self.host,
-            compactor=Compactor(conversation, caller, updates, self.registry, s.compression_threshold,
-                                use_model=profile.model_summaries or bool(s.aux_model)),
+            compactor=compactor,
             views=ToolViews(self.registry, self.root, profile, system_prompt=lambda: conversation.system_prompt),
             profile=profile,
             tools=ToolRunner(settings=s, host=self.host, root=self.root, session_id=self.session_id,
@@ -163,6 +165,11 @@ class AIAgent:
     @property
     def last_prompt_tokens(self) -> int | None:
         return self._parts.caller.last_prompt_tokens
+
+    @property
+    def context_used(self) -> int:
+        """About how many tokens the session's context holds now (the context meter's figure)."""
+        return self._parts.compactor.pressure()
 
     @property
     def messages(self) -> list[Message]:
@@ -276,7 +283,9 @@ class AIAgent:
         """Drop the last ``turns`` turns and put back the files they changed (``RewindRefused`` changes nothing)."""
         async with self._parts.control.locked():
             await self._setup()
-            return await rewind(self._parts.conversation, self._checkpoints, self.host, turns, force=force)
+            result = await rewind(self._parts.conversation, self._checkpoints, self.host, turns, force=force)
+            self._parts.caller.last_prompt_tokens = None  # the count was of the turns dropped
+            return result
 
     def set_extra_roots(self, roots: Sequence[Path]) -> None:
         """More workspace roots (ACP ``additionalDirectories``, checked by ``paths.extra_root``): reads, writes and

@@ -62,6 +62,14 @@ class Compactor:
             self._fixed = (key, estimate_text(system) + estimate_text(json.dumps(schemas)))
         return self._fixed[1]
 
+    def pressure(self) -> int:
+        """About how many tokens the next request of the transcript holds (the context meter): the provider's count
+        of the last one, or the estimate of the transcript as it is now when that is more."""
+        from .context.tokens import estimate_messages
+
+        estimate = estimate_messages(self._conversation.messages) + self._fixed_tokens()
+        return max(self._caller.last_prompt_tokens or 0, estimate)
+
     def due(self) -> bool:
         """Whether an automatic pass is due before the next model call."""
         messages = self._conversation.messages

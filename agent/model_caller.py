@@ -74,6 +74,8 @@ class ModelCaller:
         self.temperature = profile.temperature if settings.temperature is None else settings.temperature
         self.last_prompt_tokens: int | None = None  # the provider's count for the last request of the transcript
         self.last_prompt_messages = 0  # ... and how many messages that request sent
+        # The context meter's figure after a plain question (not the transcript): the compactor's ``pressure``
+        self.context_used: Callable[[], int] | None = None
         self.cost: float | None = None  # the session's model calls so far, in USD, when the price is known
         self.wire_cache: dict[int, Any] = {}  # encoded messages, reused between calls
         self._updates = updates
@@ -108,7 +110,8 @@ class ModelCaller:
                     if await on_overflow():
                         continue
                 wait_ok = exc.retry_after is None or exc.retry_after <= MAX_RETRY_AFTER
-                rejected = exc.category == "format_error" and exc.status is not None  # ours: retrying won't help
+                # ours, or too long with nothing (more) to compress: the same request again cannot succeed
+                rejected = exc.category == "format_error" and exc.status is not None or exc.category == "context_overflow"
                 if hints.retryable and wait_ok and not rejected and attempt < settings.max_retries:
                     attempt += 1
                     delay = backoff_delay(attempt, settings.retry_base_delay, settings.retry_max_delay,
@@ -140,7 +143,9 @@ class ModelCaller:
         add_usage(state.usage, usage)
         if sent is not None:
             self.last_prompt_tokens, self.last_prompt_messages = usage["prompt_tokens"] or None, sent
-        used = usage["prompt_tokens"] + usage["completion_tokens"] if sent is not None else 0
+            used = usage["prompt_tokens"] + usage["completion_tokens"]
+        else:  # a plain question's size is not the context's: the meter shows the transcript's
+            used = self.context_used() if self.context_used is not None else self.last_prompt_tokens or 0
         price = price_of(self.endpoints.model, self.settings.prices)
         if price is not None:
             self.cost = (self.cost or 0.0) + cost_of(usage, price)

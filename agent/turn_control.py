@@ -95,6 +95,11 @@ class TurnControl:
         self._steers.append(text)
         return True
 
+    @property
+    def steer_pending(self) -> bool:
+        """A steer waits for the next boundary (the agent's own steps for a small model stop for it)."""
+        return bool(self._steers)
+
     def take_steer(self) -> str | None:
         """Every queued steer, joined, and the queue emptied; None when there is none."""
         if not self._steers:

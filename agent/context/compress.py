@@ -210,6 +210,7 @@ class Compressor:
         # 3./4. The summary: the model's, else the deterministic fallback.
         text: str | None = None
         used_model = False
+        summary_cap = max(2000, int(window * 0.2))  # characters, for the model's and the assembled one alike
         if summarize is not None and not preview:
             prompt = summary.build_prompt(middle, calls, previous=prev_text, focus=focus,
                                           latest_request=latest, max_chars=max(16_000, window * 2))
@@ -219,12 +220,12 @@ class Compressor:
                 log.warning("summary call failed (%s: %s); using the fallback summary", type(exc).__name__, exc)
             else:
                 if isinstance(reply, str) and reply.strip():
-                    text = cap_text(reply.strip(), max(2000, int(window * 0.2)))[0]
+                    text = cap_text(reply.strip(), summary_cap)[0]
                     used_model = True
                 else:
                     log.warning("summary call returned nothing; using the fallback summary")
-        if text is None:
-            text = summary.fallback_summary(middle, calls, previous=prev_text)
+        if text is None:  # never longer than the model's may be: each pass would otherwise nest a longer one
+            text = summary.fallback_summary(middle, calls, previous=prev_text, max_chars=summary_cap)
         message = summary.summary_message(text, covered, merge_with)
 
         out = work[: cut.head_end] + [message]

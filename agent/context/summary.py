@@ -106,8 +106,10 @@ def files_touched(messages: Sequence[Message]) -> list[str]:
     return list(seen)
 
 
-def fallback_summary(middle: Sequence[Message], calls: dict[str, ToolCall], *, previous: str | None) -> str:
-    """A summary built from the middle without a model: requests, files, last tool outcomes."""
+def fallback_summary(middle: Sequence[Message], calls: dict[str, ToolCall], *, previous: str | None,
+                     max_chars: int = 16_000) -> str:
+    """A summary built from the middle without a model: requests, files, last tool outcomes; at most about
+    ``max_chars``, of which the earlier summary it updates takes at most half."""
     requests = [text_of(m).strip() for m in middle if m.get("role") == "user" and text_of(m).strip()]
     outcomes: list[str] = []
     for m in middle:
@@ -119,7 +121,7 @@ def fallback_summary(middle: Sequence[Message], calls: dict[str, ToolCall], *, p
     files = files_touched(middle)
     out = ["(This summary was assembled from the messages, not written by a model.)"]
     if previous:
-        out.append("## Earlier summary\n" + cap_text(previous.strip(), 8000)[0])
+        out.append("## Earlier summary\n" + cap_text(previous.strip(), max_chars // 2)[0])
     goal = [f"- {cap_text(r, REQUEST_CHARS)[0]}" for r in requests[-FALLBACK_REQUESTS:]]
     if len(requests) > FALLBACK_REQUESTS:
         goal.insert(0, f"- ({len(requests) - FALLBACK_REQUESTS} earlier requests omitted)")
@@ -136,7 +138,7 @@ def fallback_summary(middle: Sequence[Message], calls: dict[str, ToolCall], *, p
     if len(files) > FALLBACK_FILES:
         listed.append(f"- ... and {len(files) - FALLBACK_FILES} more")
     out.append("## Relevant files\n" + ("\n".join(listed) or "- (none recorded)"))
-    return "\n\n".join(out)
+    return cap_text("\n\n".join(out), max_chars)[0]
 
 
 def summary_block(text: str, count: int) -> str:

@@ -39,18 +39,28 @@ def _path_of(call_args: str) -> str | None:
     return None
 
 
-def preread_results(messages: list[Message]) -> Iterator[tuple[str, Message]]:
-    """Every file the pre-reads of this conversation read, in order: (path, its read_file result)."""
+def preread_groups(messages: list[Message]) -> list[list[tuple[str, Message]]]:
+    """The pre-reads of this conversation, in order, each as the files it read: (path, its read_file result)."""
+    groups: list[list[tuple[str, Message]]] = []
     for i, m in enumerate(messages):
         if m.get("role") != "assistant" or not (m.get("meta") or {}).get("preread"):
             continue
         paths = {c["id"]: _path_of(c["function"]["arguments"]) for c in m.get("tool_calls") or []}
+        group: list[tuple[str, Message]] = []
         for r in messages[i + 1:]:
             if r.get("role") != "tool":
                 break
             path = paths.get(str(r.get("tool_call_id")))
             if path:
-                yield path, r
+                group.append((path, r))
+        groups.append(group)
+    return groups
+
+
+def preread_results(messages: list[Message]) -> Iterator[tuple[str, Message]]:
+    """Every file the pre-reads of this conversation read, in order: (path, its read_file result)."""
+    for group in preread_groups(messages):
+        yield from group
 
 
 def shown_text(result: Message) -> str | None:
@@ -62,14 +72,21 @@ def shown_text(result: Message) -> str | None:
 
 
 def preread_files(messages: list[Message]) -> list[tuple[str, str | None]]:
-    """The files the pre-reads of this conversation showed, each as last read: (path, ``shown_text``), the text
-    None where compression digested the result since. A retry turn ("the tests fail as shown above") reads no
-    test file again (loop/preread.py)."""
+    """The files the pre-reads of this conversation showed about the latest one's files, each as last read: (path,
+    ``shown_text``), the text None where compression digested the result since. A retry turn ("the tests fail as
+    shown above") reads no test file again (loop/preread.py), so an earlier pre-read that shares a file with the
+    latest one counts (the first turn's instructions and tests); one that shares none (another stub of the same
+    session, its instructions, its tests) does not: each checked turn would otherwise add its files to every later
+    rewrite's question, until it overflowed the context."""
+    groups = preread_groups(messages)
+    latest = {path for path, _ in groups[-1]} if groups else set()
     out: dict[str, str | None] = {}
-    for path, result in preread_results(messages):
-        if not text_of(result).startswith("error"):
-            out.pop(path, None)
-            out[path] = shown_text(result)
+    for group in groups:
+        if latest & {path for path, _ in group}:
+            for path, result in group:
+                if not text_of(result).startswith("error"):
+                    out.pop(path, None)
+                    out[path] = shown_text(result)
     return list(out.items())
 
 

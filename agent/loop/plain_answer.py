@@ -71,14 +71,19 @@ def prompt(parts: TurnParts, turn: TurnState) -> Prompt:
     """The answer's question: the request, the turn's change as one diff per file, the last test run."""
     root, outcome = parts.conversation.root, turn.outcome
     request = cap_text(request_text(parts).strip(), MAX_REQUEST_CHARS)[0]
-    diffs = "\n".join(_diff(root, p, outcome.before(p), outcome.written(p)) for p in sorted(outcome.applied()))
-    diffs = cap_text(diffs, MAX_DIFF_CHARS)[0]
+    changed = [p for p in sorted(outcome.applied()) if outcome.before(p) != outcome.written(p)]
+    diffs = cap_text("\n".join(_diff(root, p, outcome.before(p), outcome.written(p)) for p in changed),
+                     MAX_DIFF_CHARS)[0]
     ran, say = tests_line(turn)
     targets = ", ".join(turn.change_targets)
+    if changed:
+        did = f"You changed {targets}:\n{fence_for(diffs)}diff\n{diffs}\n{fence_for(diffs)}"
+        ask = f"say what you changed in {targets}{say}"
+    else:  # every version written was taken back (the best run was the file as it was): nothing to describe
+        did = f"Your changes to {targets} were not kept: the file is as it was before."
+        ask = f"say that {targets} is unchanged{say}"
     text = "\n\n".join(x for x in (
-        f"The user asked:\n{fence_for(request)}\n{request}\n{fence_for(request)}",
-        f"You changed {targets}:\n{fence_for(diffs)}diff\n{diffs}\n{fence_for(diffs)}",
-        ran,
-        f"Answer the user in one to three sentences of plain text: say what you changed in {targets}{say}.") if x)
+        f"The user asked:\n{fence_for(request)}\n{request}\n{fence_for(request)}", did, ran,
+        f"Answer the user in one to three sentences of plain text: {ask}.") if x)
     return Prompt(system=SYSTEM, messages=[{"role": "user", "content": text}], tools=(), tool_choice="text",
                   transcript=False)

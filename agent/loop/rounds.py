@@ -79,12 +79,16 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
     await preread(parts, turn)  # a small model first gets the files its request names (agent/loop/preread.py)
     await first_edit(parts, turn)  # ... and on a change request of one file, its edit (agent/loop/first_edit.py)
     await check_tests(parts, turn)  # ... checked against the file's tests, and repaired (agent/loop/test_check.py)
+    if messages and messages[-1].get("role") == "tool" and (steer := control.take_steer()) is not None:
+        messages.append({"role": "user", "content": steer, "meta": {"steer": True}})  # sent during those steps (which
+        # stop for it): the model reads it next, on the transcript
     while True:
         if control.interrupt_requested:
             raise Interrupted()
         await parts.compactor.run_queued()
         # The answer after the agent's own edits reads no transcript (loop/plain_answer.py): no compression for it
-        if partial is None and parts.compactor.due() and not plain_answer.is_plain(parts, turn):
+        plain = extra_user is None and partial is None and plain_answer.is_plain(parts, turn)
+        if partial is None and not plain and parts.compactor.due():
             if parts.workflows is not None:
                 await parts.workflows.before_compact("auto", None)
             await parts.compactor.compress(automatic=True)

@@ -121,6 +121,8 @@ async def _run_and_repair(parts: TurnParts, turn: TurnState, target: str, test: 
         if result is None or state.runs >= MAX_RUNS:
             return
         run, timed_out = result
+        if parts.control.steer_pending:  # the user said something: no repair, the model reads it next with this run
+            return  # before it (loop/rounds.py); a steer stops the fresh attempts too (``_fresh``)
         improved = before is None or (state.best is not None and state.best[:2] > before[:2])
         if not improved and await _fresh(parts, turn, target, test, run, written):
             continue  # a new version landed: its run is next
@@ -135,7 +137,7 @@ async def _fresh(parts: TurnParts, turn: TurnState, target: str, test: str, run:
     """Fresh attempts (loop/fresh_attempt.py) until one lands, at most ``MAX_FRESH`` a turn: independent samples
     of the same question, so llama.cpp's prompt cache holds all of it but the failures."""
     state = turn.tests
-    while state.fresh < MAX_FRESH and not turn.outcome.tools_stopped:
+    while state.fresh < MAX_FRESH and not turn.outcome.tools_stopped and not parts.control.steer_pending:
         state.fresh += 1
         if await fresh_attempt(parts, turn, target, test, run, current):
             return True

@@ -156,10 +156,8 @@ async def _model(session: LiveSession, sink: UpdateSink, arg: str) -> None:
 
 
 async def _context(session: LiveSession, agent: AIAgent, sink: UpdateSink) -> None:
-    from agentls.agent.context.tokens import estimate_messages
-
     window = agent.context_window
-    used = agent.last_prompt_tokens or estimate_messages(agent.transcript())
+    used = agent.context_used
     await sink.send(events.usage_update(used, window))
     pct = 100 * used / window if window else 0.0
     lines = [(f"Context: ~{used:,} of {window:,} tokens ({pct:.0f}%) in {len(agent.messages)} messages; "

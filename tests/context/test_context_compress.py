@@ -97,6 +97,18 @@ async def test_a_count_of_fewer_messages_is_matched_against_those_messages_only(
     assert (await stale.compress(msgs, summarize=Recorder(), automatic=True)).tokens_after == res.tokens_before
 
 
+async def test_an_assembled_summary_is_no_longer_than_a_model_s_may_be() -> None:
+    """A small model's summaries are assembled (no model): each pass nests the earlier one, and without the model
+    summary's cap a long session's grew to 9,500 characters, kept the transcript past the target and was compressed
+    again on every turn."""
+    comp = Compressor(8192)
+    first = await comp.compress(session(12, 4, 3000), summarize=None, keep_last=1)
+    assert first.summary is not None and first.summary.startswith("(This summary was assembled") and \
+        len(first.summary) <= 2100
+    again = await comp.compress(first.messages + session(12, 4, 3000), summarize=None, keep_last=1)
+    assert again.summary is not None and "## Earlier summary" in again.summary and len(again.summary) <= 2100
+
+
 async def test_pruning_alone_is_enough_when_it_reaches_the_target() -> None:
     msgs = session(3, 4, 8000)
     comp = Compressor(40_000)

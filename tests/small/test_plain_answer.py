@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from agentls.agent.loop.test_check import MAX_FRESH
 from agentls.agent.model_caller import AUX_SYSTEM
-from agentls.agent.scripted import Reply, ScriptedServer, text
+from agentls.agent.scripted import Reply, ScriptedServer, error, text
 from agentls.server.run import exit_code
 
 from .conftest import AgentFactory
@@ -127,3 +128,133 @@ async def test_a_plain_question_s_size_is_never_taken_for_the_transcript_s(
                    usage={"prompt_tokens": 1234}))
     await agent.run_conversation("What does abbreviate return for Portable Network Graphics?")
     assert agent.last_prompt_tokens == 1234
+
+
+HALF = "def abbreviate(words):\n    return ''.join(w[0].upper() for w in words.split())\n"  # passes test_basic only
+BAD = "def abbreviate(words):\n    return ''.join(w[-1] for w in words.split())\n"  # passes nothing
+
+
+async def test_a_turn_whose_changes_were_all_taken_back_is_answered_as_unchanged(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """A retry turn: the rewrite comes back as the file was, a fresh attempt is worse, the best run is the file as
+    the turn found it and is put back. Nothing changed, and the question says so (not "You changed" over no diff)."""
+    (exercise / "acronym.py").write_text(HALF)
+
+    def model(rec: Any) -> Reply:
+        last, system = str(rec.body["messages"][-1]["content"]), str(rec.body["messages"][0]["content"])
+        if "as it was at the start" in last:
+            return block(BAD) if "Your reply" not in last else text("no code here")
+        if system.startswith("You are an expert"):
+            return block(HALF) if "fail as shown above" not in last else block(BAD)
+        return text("acronym.py is unchanged; one test still fails.")
+
+    srv.set_responder(model)
+    result = await make_agent(**SMALL).run_conversation("Fix the code in acronym.py so that it satisfies "
+                                                       "INSTRUCTIONS.md.")
+    assert not result.files_changed and (exercise / "acronym.py").read_text() == HALF
+    asked = srv.requests[-1].body["messages"][-1]["content"]
+    assert "Your changes to acronym.py were not kept: the file is as it was before." in asked
+    assert "You changed" not in asked and "```diff" not in asked
+    assert asked.endswith("say that acronym.py is unchanged, and that these tests still fail. Do not say that they "
+                          "pass.")
+
+
+async def test_an_empty_plain_answer_is_nudged_on_the_transcript_compressed_first_when_due(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    srv.push(block(WRONG), block(DONE), text(""), j("final_answer", text="Implemented abbreviate."))
+    result = await make_agent(**SMALL, **TIGHT).run_conversation(ASK)
+    assert result.final_response == "Implemented abbreviate." and len(srv.requests) == 4
+    nudged = srv.requests[-1].body
+    assert nudged["messages"][0]["content"].startswith("You are agentls")  # the nudge: a step on the transcript
+    assert "[Summary of" in json.dumps(nudged["messages"])  # ... compressed first, as it was due
+
+
+async def test_a_checked_turn_keeps_the_editor_s_meter_and_cost_current(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """Every model call is followed by a usage_update (docs/loop.md §2.3); after a plain question the meter shows
+    the transcript's size, not the question's."""
+    updates: list[dict[str, Any]] = []
+    srv.push(Reply(content=f"```python\n{WRONG}```", usage={"prompt_tokens": 7}),
+             Reply(content=f"```python\n{DONE}```", usage={"prompt_tokens": 7}),
+             Reply(content="Implemented abbreviate.", usage={"prompt_tokens": 7}))
+    agent = make_agent(**SMALL, on_update=updates.append, prices=["m=1/1"])
+    await agent.run_conversation(ASK)
+    meters = [u for u in updates if u.get("sessionUpdate") == "usage_update"]
+    assert len(meters) == 3 and all("cost" in u and u["used"] > 100 for u in meters)
+    assert meters[-1]["used"] <= agent.context_used  # the transcript's size before the answer joined it
+    assert meters[-1]["_meta"]["agentls"]["turnUsage"]["promptTokens"] == 21
+
+
+async def test_a_rewrite_s_question_shows_the_files_of_its_own_request_not_of_every_earlier_one(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """Checked turns on other stubs in the same session: each added its files to every later rewrite's question,
+    until one overflowed the context. A retry of the same stub still sees its first turn's instructions and tests."""
+    (exercise / "shout.py").write_text("def shout(text):\n    pass\n")
+    (exercise / "SHOUT.md").write_text("# Shout\n\nUpper-case the text.\n")
+    (exercise / "shout_test.py").write_text("import unittest\n\nfrom shout import shout\n\n\nclass T(unittest.TestCase):"
+                                            "\n    def test_it(self):\n        self.assertEqual(shout('a'), 'A')\n")
+    agent = make_agent(**SMALL)
+    srv.push(block(DONE), text("Done."))
+    await agent.run_conversation(ASK)
+    srv.push(block("def shout(text):\n    return text.upper()\n"), text("Done."))
+    await agent.run_conversation("Implement the stub in shout.py so that it satisfies SHOUT.md.")
+    asked = srv.requests[-2].body["messages"][1]["content"]  # the shout rewrite
+    assert "SHOUT.md:" in asked and "shout_test.py:" in asked
+    assert "acronym" not in asked and "Portable Network Graphics" not in asked
+    srv.push(block(DONE.replace("upper()", "upper() ")), text("Done."))
+    await agent.run_conversation("The tests in acronym_test.py fail. Fix the code in acronym.py.")
+    retry = srv.requests[-2].body["messages"][1]["content"]
+    assert "INSTRUCTIONS.md:" in retry and "acronym_test.py:" in retry and "SHOUT.md" not in retry
+
+
+async def test_a_steer_during_the_agent_s_steps_stops_them_and_the_model_reads_it(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    """Sent while the first edit was being written (a minute on 2 cores), it waited for a tool round of the model's
+    that never came: it was handed back unread. Now the check stops for it, and the model's next step has it."""
+    agent = make_agent(**SMALL)
+
+    def model(rec: Any) -> Reply:
+        if len(srv.requests) == 1:
+            assert agent.steer("Keep a docstring on abbreviate.")
+            return block(WRONG)
+        return j("final_answer", text="I will keep the docstring.")
+
+    srv.set_responder(model)
+    result = await agent.run_conversation(ASK)
+    assert result.pending_steer is None and len(srv.requests) == 2  # no repair after the first run
+    steps = [next(iter(m["meta"])) for m in result.messages if m.get("role") == "assistant" and m.get("tool_calls")]
+    assert steps == ["preread", "first_edit", "test_check"]
+    step = srv.requests[-1].body
+    assert step["messages"][0]["content"].startswith("You are agentls")  # on the transcript, tools offered
+    assert "Keep a docstring on abbreviate." in json.dumps(step["messages"]) and "response_format" in step
+    assert result.messages[-2] == {"role": "user", "content": "Keep a docstring on abbreviate.", "meta": {"steer": True}}
+
+
+async def test_a_question_too_long_for_the_context_is_not_asked_again_unchanged(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A rewrite's plain question has nothing to compress: llama.cpp's overflow was retried three times, with
+    backoff, for the same answer."""
+    def model(rec: Any) -> Reply:
+        if str(rec.body["messages"][0]["content"]).startswith("You are an expert"):
+            return error(400, "request (9001 tokens) exceeds the available context size (8192 tokens), try increasing it")
+        return j("final_answer", text="The edit could not be made.")
+
+    srv.set_responder(model)
+    result = await make_agent(**SMALL, max_retries=3).run_conversation(ASK)
+    rewrites = [r for r in srv.requests if str(r.body["messages"][0]["content"]).startswith("You are an expert")]
+    # the first edit, then (its tests run on the stub) the fresh attempts: each asked once, none again unchanged
+    assert len(rewrites) == 1 + MAX_FRESH and "attempt 2" not in caplog.text
+    assert result.unmade_change and exit_code(result) == 4
+
+
+async def test_a_rewind_forgets_the_dropped_turns_context_count(
+        make_agent: AgentFactory, srv: ScriptedServer, exercise: Path) -> None:
+    agent = make_agent(**SMALL, context_window=8192)
+    srv.push(Reply(content=json.dumps({"name": "final_answer", "arguments": {"text": "One."}})),
+             Reply(content=json.dumps({"name": "final_answer", "arguments": {"text": "Two."}}),
+                   usage={"prompt_tokens": 5000}))
+    await agent.run_conversation("What is this project?")
+    await agent.run_conversation("And what does greet do?")
+    assert agent.last_prompt_tokens == 5000 and agent.context_used >= 5000
+    await agent.rewind(1, force=True)
+    assert agent.last_prompt_tokens is None and agent.context_used < 5000  # 5,000 was of the dropped turn
