@@ -224,3 +224,81 @@ async def test_through_a_turn_the_result_says_what_was_undone(make: Factory, srv
     assert not (repo / ".git/commondir").exists()
     users_commit(repo)
     assert not marker.exists()
+
+
+async def test_a_hooks_folder_made_a_link_out_of_the_workspace_is_moved_aside_never_followed(
+        sandbox: Confinement, workspace: Path, outside: Path) -> None:
+    """The undo step runs outside the sandbox: a ``.git/hooks`` that links to another folder (``~/.ssh``)
+    must be moved aside as a link, never listed and emptied as "planted hooks" or written through."""
+    (outside / "id_ed25519").write_text("key\n")
+    was = plants.before(workspace)
+    result = await run(f"mkdir .git && ln -s {outside} .git/hooks", workspace, sandbox)
+    assert result.exit_code == 0, result.output
+    notes = plants.undo(workspace, was)
+    assert sorted(p.name for p in outside.iterdir()) == ["id_ed25519", "precious.txt"], notes
+    assert not (workspace / ".git/hooks").exists() and (workspace / ".git/hooks.agentls-removed").is_symlink()
+    assert any("made .git/hooks a symlink: moved it aside" in n for n in notes), notes
+
+
+def test_the_undo_step_never_follows_a_link_in_an_existing_repository(repo: Path, outside: Path) -> None:
+    """Under Landlock ``.git/hooks`` itself can be replaced: by a link to a folder outside, whose files
+    must stay as they are, and the user's hooks come back into a real folder."""
+    hook = repo / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    was = plants.before(repo)
+    subprocess.run(["sh", "-c", f"rm -rf .git/hooks && ln -s {outside} .git/hooks"], cwd=repo, check=True)
+    notes = plants.undo(repo, was)
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"], notes
+    assert (repo / ".git/hooks").is_dir() and not (repo / ".git/hooks").is_symlink()
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n" and hook.stat().st_mode & 0o777 == 0o755
+    assert (repo / ".git/hooks/pre-push.sample").exists()
+    assert plants.undo(repo, plants.before(repo)) == []
+
+
+def test_a_planted_hook_that_is_a_link_or_too_large_to_copy_is_taken_away(repo: Path, outside: Path) -> None:
+    marker = outside / "ran"
+    big = "#!/bin/sh\ntouch {m}\n".format(m=marker) + "#" * (plants.MAX_REMEMBERED + 10) + "\n"
+    (repo / "tool.sh").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (repo / "tool.sh").chmod(0o755)
+    was = plants.before(repo)
+    (repo / ".git/hooks/pre-commit").symlink_to("../../tool.sh")
+    (repo / ".git/hooks/post-commit").write_text(big)
+    (repo / ".git/hooks/post-commit").chmod(0o755)
+    notes = plants.undo(repo, was)
+    assert any("pre-commit" in n for n in notes) and any("post-commit" in n for n in notes), notes
+    users_commit(repo)
+    assert not marker.exists(), notes
+
+
+def test_a_users_large_or_linked_hook_is_kept_when_the_command_left_it_alone(repo: Path) -> None:
+    """What cannot be copied is still compared (inode, size, mtime): left alone, it is not touched."""
+    (repo / ".git/hooks/post-commit").write_text("#" * (plants.MAX_REMEMBERED + 10))
+    (repo / ".git/hooks/pre-commit").symlink_to("../../tool.sh")
+    assert plants.undo(repo, plants.before(repo)) == []
+    assert (repo / ".git/hooks/pre-commit").is_symlink() and (repo / ".git/hooks/post-commit").is_file()
+
+
+NEW_REPOSITORY = {
+    # git accepts a key on its section's line; the report must see it.
+    "a key on the header line": "git init -q && printf '[core] fsmonitor = \"touch {marker}; false\"\\n' >> .git/config",
+    "a config that is a link": "git init -q && cp .git/config cfg && printf '\\tfsmonitor = \"touch {marker}; false\"\\n'"
+                               " >> cfg && rm .git/config && ln -s ../cfg .git/config",
+    "a gitdir file": "git init -q --separate-git-dir=.hidden-repo && git config core.fsmonitor 'touch {marker}; false'",
+    "a .git link": "git init -q hidden && git -C hidden config core.fsmonitor 'touch {marker}; false' && "
+                   "ln -s hidden/.git .git",
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_REPOSITORY))
+async def test_a_repository_the_command_creates_cannot_hide_a_program_from_the_undo_step(
+        name: str, sandbox: Confinement, workspace: Path, outside: Path) -> None:
+    marker = outside / "ran"
+    was = plants.before(workspace)
+    result = await run(NEW_REPOSITORY[name].format(marker=marker), workspace, sandbox)
+    assert result.exit_code == 0, result.output
+    notes = plants.undo(workspace, was)
+    assert notes, name
+    if "names a program" not in " ".join(notes):  # reported, not changed; anything else is moved aside
+        users_commit(workspace)
+        assert not marker.exists(), notes
