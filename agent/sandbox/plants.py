@@ -26,6 +26,11 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+# The workspace's files that make agentls itself start programs in a later session, when the user trusts the
+# workspace's config (hooks, MCP servers): a command may not create or change them; the edit tools ask.
+WORKSPACE_CONFIG = (".agentls.toml", ".mcp.json")
+CLAUDE = ".claude"
+CLAUDE_CONFIG = "settings.json"
 # Files git follows when they exist, that an ordinary repository has not.
 PLANTABLE = ("commondir", "config.worktree")
 MAX_REMEMBERED = 1 << 20  # bytes per hook file or config kept to put back
@@ -67,6 +72,40 @@ class Before:
     hooks: dict[str, Entry] = field(default_factory=dict)
     config: Entry | None = None
     hooks_at: Entry | None = None  # .git/hooks itself
+    configs: dict[str, Entry | None] = field(default_factory=dict)  # WORKSPACE_CONFIG, .claude, its settings
+
+
+def _configs(root: int) -> dict[str, Entry | None]:
+    found = {name: _entry(name, root) for name in (*WORKSPACE_CONFIG, CLAUDE)}
+    if _kind(found[CLAUDE]) == "dir":
+        found[f"{CLAUDE}/{CLAUDE_CONFIG}"] = _in_folder(root, CLAUDE, lambda fd: _entry(CLAUDE_CONFIG, fd), None)
+    return found
+
+
+def _undo_configs(root: int, was: dict[str, Entry | None]) -> list[str]:
+    """Put back the workspace's config files a command changed, take away one it created."""
+    why = "(agentls would start the programs it names; change it with the edit tools, which ask you)"
+    notes: list[str] = []
+    now = _configs(root)
+    claude_was, claude_now = was.get(CLAUDE), now[CLAUDE]
+    if claude_now is not None and claude_now.kind == "link" and not (claude_was is not None and
+                                                                      claude_was.same(claude_now)):
+        notes += _aside(root, CLAUDE, f"moved aside the link .claude the command made {why}")
+    for rel in (*WORKSPACE_CONFIG, f"{CLAUDE}/{CLAUDE_CONFIG}"):
+        old, new = was.get(rel), now.get(rel)
+        if new is None and old is None or new is not None and old is not None and old.same(new):
+            continue
+        parent, _, name = rel.rpartition("/")
+        if parent and _kind(claude_now) != "dir":
+            continue
+        if parent and old is not None and new is None and _kind(_entry(parent, root)) != "dir":
+            continue
+        def settle(fd: int, name: str = name, rel: str = rel, old: Entry | None = old) -> list[str]:
+            if old is None:
+                return _drop(fd, name, f"removed {rel}, which the command created {why}")
+            return _put_back(fd, name, old, f"put back {rel}, which the command changed {why}")
+        notes += _in_folder(root, parent, settle, []) if parent else settle(root)
+    return notes
 
 
 def _entry(name: str, dir_fd: int) -> Entry | None:
@@ -116,15 +155,16 @@ def before(workspace: Path) -> Before:
     if root is None:
         return Before("none")
     try:
+        configs = _configs(root)
         kind = _kind(_entry(".git", root))
         git = _open(".git", root) if kind == "dir" else None
         if git is None:
-            return Before(kind)
+            return Before(kind, configs=configs)
         try:
             present = frozenset(n for n in PLANTABLE if _entry(n, git) is not None)
             hooks_at = _entry("hooks", git)
             hooks = _in_folder(git, "hooks", _entries, dict[str, Entry]()) if _kind(hooks_at) == "dir" else {}
-            return Before(kind, present, hooks, _entry("config", git), hooks_at)
+            return Before(kind, present, hooks, _entry("config", git), hooks_at, configs)
         finally:
             os.close(git)
     finally:
@@ -148,7 +188,7 @@ def undo(workspace: Path, was: Before) -> list[str]:
     if root is None:
         return []
     try:
-        return _undo(root, was)
+        return _undo_configs(root, was.configs) + _undo(root, was)
     finally:
         os.close(root)
 

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .plants import CLAUDE, CLAUDE_CONFIG, WORKSPACE_CONFIG
+
 # In a git directory: what git runs (hooks), what says what it runs (config, config.worktree, info/attributes)
 # and what points git at another directory's hooks and config (commondir).
 GIT_DIR_FILES = ("hooks", "config", "config.worktree", "info", "commondir")
@@ -78,9 +80,11 @@ def mcp_paths(specs: Iterable[object]) -> list[Path]:
 def workspace_paths(workspace: Path, make: bool = True) -> list[Path]:
     """What other programs run later from the workspace: its git directory's hooks and config (and those of
     the repositories it points to: a linked worktree's common dir, submodules), a ``.git`` that is a file,
-    and the editors' folders. ``make``: create an empty ``hooks``/``info`` where missing, so they can be
+    the editors' folders, and the config files with which agentls starts programs (hooks, MCP servers). ``make``: create an empty ``hooks``/``info`` where missing, so they can be
     bound read-only (a command must not be able to create them either)."""
-    found: list[Path] = [workspace / name for name in EDITOR_FOLDERS]
+    found: list[Path] = [workspace / name for name in (*EDITOR_FOLDERS, *WORKSPACE_CONFIG)]
+    if (workspace / CLAUDE).is_dir() and not (workspace / CLAUDE).is_symlink():
+        found.append(workspace / CLAUDE / CLAUDE_CONFIG)
     dot = workspace / ".git"
     if dot.is_dir() and not dot.is_symlink():
         gitdir: Path | None = dot
