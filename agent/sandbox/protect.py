@@ -210,3 +210,23 @@ def _carve(root: Path, targets: list[Path]) -> list[Path]:
             continue
         out += _carve(entry, below) if entry.is_dir() else [] if entry in below else [entry]
     return out
+
+
+def runs_later(workspace: Path, path: Path) -> tuple[bool, str] | None:
+    """Why an edit of ``path`` (resolved, inside the workspace) is not an ordinary one, for the edit tools,
+    which write outside the sandbox: ``(refused, reason)``. Inside a git directory (``.git/``, a submodule's,
+    any folder with git's ``HEAD`` and ``objects``) it is refused; the editors' folders and the config with
+    which agentls starts programs are edits that ask in every mode (docs/sandbox.md)."""
+    try:
+        rel = path.relative_to(workspace)
+    except ValueError:
+        return None
+    parts = rel.parts
+    for depth in range(len(parts) - 1, 0, -1):
+        folder = workspace.joinpath(*parts[:depth])
+        if parts[depth - 1] == ".git" or ((folder / "HEAD").is_file() and (folder / "objects").is_dir()):
+            return True, (f"{rel.as_posix()} is inside a git directory; agentls does not edit git's own files (git "
+                          "runs the programs its config and hooks name). Use git commands instead")
+    if parts and (parts[0] in (*EDITOR_FOLDERS, *WORKSPACE_CONFIG) or parts[:2] == (CLAUDE, CLAUDE_CONFIG)):
+        return False, f"{rel.as_posix()} names programs that run later outside the sandbox (editor tasks, hooks, servers)"
+    return None

@@ -7,6 +7,7 @@ import os
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -15,6 +16,7 @@ from .. import events
 from ..fileio import FileTooLarge, NotRegularFile, human_size, kind_of
 from ..paths import display
 from ..safe_write import UnsafeTarget, lock_for
+from ..sandbox.protect import runs_later
 from . import advice, overwrite
 from .base import ToolContext, ToolFailure, ToolOutput
 
@@ -77,7 +79,11 @@ async def write_checked(ctx: ToolContext, path: Path, old: str | None, new: str,
     rel = display(ctx.root, path)
     diff = events.diff_content(str(path), old, new)
     ask = {"Created": "Create", "Wrote": "Overwrite", "Edited": "Edit"}.get(verb, verb)
-    refusal = await ctx.ask_permission(f"{ask} {rel}", "edit", {"path": rel}, "edit", False, [diff])
+    later = runs_later(ctx.root.resolve(), path)
+    if later is not None and later[0]:
+        return ToolOutput(f"error: {later[1]}; nothing was written.", is_error=True)
+    raw: dict[str, Any] = {"path": rel, "danger": later[1]} if later else {"path": rel}
+    refusal = await ctx.ask_permission(f"{ask} {rel}", "edit", raw, "edit", later is not None, [diff])
     if refusal:
         return ToolOutput(refusal, is_error=True)
     notes: list[str] = []

@@ -126,3 +126,36 @@ async def test_approving_a_dangerous_command_is_never_remembered(make_agent: Age
                       call("terminal", {"command": DANGEROUS}), host=host, approval="yolo")
     assert len(host.asked) == 2 and all(not o.startswith("error") for o in outs)
     assert all(o.kind != "allow_always" for r in host.asked for o in r.options)
+
+
+async def test_the_edit_tools_never_write_inside_a_git_directory(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                 workspace: Path) -> None:
+    """The edit tools write outside the sandbox: git's config and hooks (which name programs git runs) are
+    refused in every mode, also through a separate git directory (``git init --separate-git-dir``)."""
+    for folder in (workspace / ".git/hooks", workspace / "sub.git/objects", workspace / "sub.git/hooks"):
+        folder.mkdir(parents=True, exist_ok=True)
+    (workspace / ".git/config").write_text("[core]\n")
+    (workspace / "sub.git/HEAD").write_text("ref: refs/heads/main\n")
+    results = await _run(make_agent, srv, call("read_file", {"path": ".git/config"}),
+                         call("write_file", {"path": ".git/config", "content": "[core]\n\tfsmonitor = x\n"}),
+                         _write(".git/hooks/pre-commit"), _write("sub.git/hooks/pre-commit"),
+                         approval="yolo", allow_dangerous=True)
+    assert all("inside a git directory" in r for r in results[1:]), results
+    assert (workspace / ".git/config").read_text() == "[core]\n"
+    assert not (workspace / ".git/hooks/pre-commit").exists() and not (workspace / "sub.git/hooks/pre-commit").exists()
+
+
+@pytest.mark.parametrize("name", [".vscode/tasks.json", ".mcp.json", ".agentls.toml", ".claude/settings.json"])
+async def test_edits_of_what_runs_programs_later_ask_in_every_mode(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                   workspace: Path, updates: Updates,
+                                                                   name: str) -> None:
+    (workspace / name).parent.mkdir(exist_ok=True)
+    (unasked,) = await _run(make_agent, srv, _write(name), approval="yolo")
+    assert unasked.startswith("error") and "names programs that run later" in unasked and not (workspace / name).exists()
+    host = AnsweringHost(workspace, updates, ["allow_once"])
+    (asked,) = await _run(make_agent, srv, _write(name), host=host, approval="yolo")
+    assert [r.kind for r in host.asked] == ["edit"] and (workspace / name).read_text() == name, asked
+    assert "allow_always" not in [o.kind for o in host.asked[0].options]
+    (workspace / name).unlink()
+    (allowed,) = await _run(make_agent, srv, _write(name), approval="yolo", allow_dangerous=True)
+    assert (workspace / name).read_text() == name, allowed
