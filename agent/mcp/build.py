@@ -12,6 +12,7 @@ from .. import events
 from .connection import ServerConnection
 from .manager import McpManager
 from .sources import configured
+from .launch import kept_from_workspace
 from .spec import ServerSpec, layered, parse_servers, with_cwd
 from ..tools.registry import ToolRegistry
 from ..types import SessionUpdate
@@ -32,7 +33,7 @@ def session_specs(workspace: Path, *, trusted: bool, layers: Sequence[Layer] = (
         found, bad = parse_servers(raw, source)
         stack.append(found)
         problems += bad
-    return [with_cwd(s, str(workspace)) for s in layered(*stack)], problems
+    return [kept_from_workspace(with_cwd(s, str(workspace)), str(workspace)) for s in layered(*stack)], problems
 
 
 def build_manager(registry: ToolRegistry, workspace: Path, *, trusted: bool, layers: Sequence[Layer] = ()
