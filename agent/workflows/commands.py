@@ -11,12 +11,12 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import frontmatter, scan
+from ..data_files import BadData, toml_table
 
 # The faces' own commands: a file of the same name never replaces one (server/acp/commands.py).
 RESERVED = frozenset({"compact", "undo", "rewind", "model", "context", "help", "memory"})
@@ -107,10 +107,7 @@ def parse_markdown(folder: scan.Folder, path: Path, name: str) -> CustomCommand:
 
 
 def parse_toml(folder: scan.Folder, path: Path, name: str) -> CustomCommand:
-    try:
-        data = tomllib.loads(scan.read(folder, path))
-    except tomllib.TOMLDecodeError as exc:
-        raise frontmatter.BadFrontMatter(f"not valid TOML: {exc}") from None
+    data = toml_table(scan.read(folder, path))
     prompt = data.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise frontmatter.BadFrontMatter("a TOML command needs a 'prompt' string")
@@ -170,5 +167,5 @@ def _parsed(parser: Callable[[scan.Folder, Path, str], CustomCommand], folder: s
             name: str) -> CustomCommand | str:
     try:
         return parser(folder, path, name)
-    except (OSError, frontmatter.BadFrontMatter) as exc:
+    except (OSError, BadData) as exc:
         return f"{path}: skipped: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"

@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..data_files import BadData, json_value, toml_table
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact", "SubagentStop")
 DEFAULT_TIMEOUT = 60.0
@@ -95,46 +95,49 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def _toml_hooks(path: Path) -> tuple[Any, str | None]:
-    try:
-        text = _text(path)
-        if text is None:
-            return None, None
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return None, f"{path}: could not be read ({exc}); its hooks are ignored"
+def _toml_hooks(text: str) -> Any:
+    data = toml_table(text)
     for table in (data.get("agentls"), data):
         if isinstance(table, Mapping) and "hooks" in table:
-            return table["hooks"], None
-    return None, None
+            return table["hooks"]
+    return None
 
 
-def _claude_hooks(path: Path) -> tuple[Any, str | None]:
-    try:
-        text = _text(path)
-        if text is None:
-            return None, None
-        data = json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, f"{path}: could not be read ({exc}); its hooks are ignored"
-    return (data.get("hooks"), None) if isinstance(data, Mapping) else (None, None)
+def _claude_hooks(text: str) -> Any:
+    data = json_value(text)
+    return data.get("hooks") if isinstance(data, Mapping) else None
+
+
+# Whether an untrusted file seems to have hooks: enough to tell the user they were not loaded, without
+# parsing what the workspace wrote.
+_MENTIONS: dict[Callable[[str], Any], re.Pattern[str]] = {
+    _toml_hooks: re.compile(r"(?m)^\s*(\[\[?\s*(agentls\s*\.\s*)?hooks\b|hooks\s*=)"),
+    _claude_hooks: re.compile(r'"hooks"\s*:')}
 
 
 def configured(workspace: Path | None, user_config: Path, *, trusted: bool) -> tuple[list[HookSpec], list[str]]:
-    """Every hook, user config first, and the problems (each naming its file)."""
+    """Every hook, user config first, and the problems (each naming its file). An untrusted workspace's files
+    are not parsed: a glance says whether they mention hooks, to tell the user those were not loaded."""
     specs: list[HookSpec] = []
     problems: list[str] = []
-    files: list[tuple[Path, Any]] = [(user_config, _toml_hooks)]
+    files: list[tuple[Path, Callable[[str], Any]]] = [(user_config, _toml_hooks)]
     if workspace is not None:
         files += [(workspace / ".agentls.toml", _toml_hooks), (workspace / ".claude" / "settings.json", _claude_hooks)]
     ignored = []
     for n, (path, reader) in enumerate(files):
-        raw, problem = reader(path)
-        problems += [problem] if problem else []
-        if raw is None:
+        try:
+            text = _text(path)
+            if text is None:
+                continue
+            if n > 0 and not trusted:
+                if _MENTIONS[reader].search(text):
+                    ignored.append(str(path))
+                continue
+            raw = reader(text)
+        except (OSError, UnicodeDecodeError, BadData) as exc:
+            problems.append(f"{path}: could not be read ({exc}); its hooks are ignored")
             continue
-        if n > 0 and not trusted:
-            ignored.append(str(path))
+        if raw is None:
             continue
         found, bad = parse(raw, str(path))
         specs += found

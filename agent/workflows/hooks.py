@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from ..data_files import BadData, json_value
 from .hook_config import HookSpec
 from .hook_process import HookRun, run_hook
 
@@ -44,8 +45,8 @@ def _json(stdout: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json_value(text)
+    except BadData:  # not JSON (or nested beyond parsing): plain stdout
         return None
     return data if isinstance(data, dict) else None
 

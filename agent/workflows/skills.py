@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import frontmatter, scan
+from ..data_files import BadData
 
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
@@ -105,7 +106,7 @@ def load(workspace: Path | None, user: Path) -> tuple[dict[str, Skill], list[str
             skill_dir = path.parent
             try:
                 skill = parse(folder, skill_dir)
-            except (OSError, frontmatter.BadFrontMatter) as exc:
+            except (OSError, BadData) as exc:
                 problems.append(f"{path}: skill skipped: {exc}")
                 continue
             if skill.name in skills:
