@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import frontmatter, scan
 from ..data_files import BadData, toml_table
+from .skills import Skill
 
 # The faces' own commands: a file of the same name never replaces one (server/acp/commands.py).
 RESERVED = frozenset({"compact", "undo", "rewind", "model", "context", "help", "memory"})
@@ -37,6 +38,7 @@ class CustomCommand:
     style: str  # "markdown", "toml" or "skill"
     model: str | None = None
     allowed_tools: tuple[str, ...] = ()
+    skill: Skill | None = None  # style "skill": expanded by the skill itself, never as a command
 
     def available(self) -> dict[str, object]:
         """As an ACP ``AvailableCommand``."""
@@ -52,6 +54,8 @@ class CustomCommand:
                 "path": str(self.path)}
 
     def expand(self, arguments: str) -> str:
+        if self.skill is not None:
+            return self.skill.loaded(arguments)
         if self.style == "toml":
             return toml_expand(self.body, arguments)
         return markdown_expand(self.body, arguments)

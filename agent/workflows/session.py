@@ -114,7 +114,7 @@ class Workflows:
             if skill.name not in found and skill.name not in RESERVED:
                 found[skill.name] = CustomCommand(
                     name=skill.name, description=skill.description, hint=None, body=skill.loaded(),
-                    path=skill.folder / "SKILL.md", scope=skill.scope, style="skill")
+                    path=skill.folder / "SKILL.md", scope=skill.scope, style="skill", skill=skill)
         return found, problems
 
     async def refresh(self) -> dict[str, CustomCommand]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from . import frontmatter, scan
 from ..data_files import BadData
 
+_ARGUMENTS = re.compile(r"\$ARGUMENTS")
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -34,14 +35,20 @@ class Skill:
     license: str | None = None
     allowed_tools: tuple[str, ...] = ()
 
-    def loaded(self, arguments: str = "") -> str:
-        """What the model reads: the body, where the folder is, the files it may read."""
-        lines = [f'<skill name="{self.name}" folder="{self.folder}">', self.body.strip(), "</skill>"]
+    def loaded(self, arguments: str | None = None) -> str:
+        """What the model reads: the body, where the folder is, the files it may read. ``arguments`` (given by
+        ``/<name> args``, never by the ``skill`` tool) replace ``$ARGUMENTS`` in the body, as Claude Code does,
+        and are appended as ``ARGUMENTS: ...``; nothing else in the instructions changes (no ``$1``)."""
+        body = self.body.strip()
+        if arguments is not None:
+            arguments = arguments.strip()
+            body = _ARGUMENTS.sub(lambda _: arguments, body)
+        lines = [f'<skill name="{self.name}" folder="{self.folder}">', body, "</skill>"]
         if self.files:
             lines.append("Files of this skill (read them with read_file when the instructions need them):")
             lines += [f"- {path}" for path in self.files]
-        if arguments.strip():
-            lines.append(f"ARGUMENTS: {arguments.strip()}")
+        if arguments:
+            lines.append(f"ARGUMENTS: {arguments}")
         return "\n".join(lines)
 
 

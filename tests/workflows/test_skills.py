@@ -84,3 +84,22 @@ async def test_malformed_skills_are_skipped_with_a_warning_naming_the_file(make:
     assert "not a skill name" in shown and "needs a 'description'" in shown and "must be a mapping" in shown
     assert "- good: Fine" in (srv.requests[0].system or "")
     assert "no skill named" in _tool_text(agent, "skill")[0]
+
+
+COLS = "---\nname: cols\ndescription: print first column\n---\nRun: awk '{print $1}' data.txt | sort | uniq -c\n" \
+       "Only for: $ARGUMENTS\n"
+
+
+async def test_slash_skill_keeps_its_instructions_and_appends_the_arguments(make: Make, srv: ScriptedServer,
+                                                                            ws: Path) -> None:
+    write(ws / ".agents/skills/cols/SKILL.md", COLS)
+    agent = make()
+    srv.push(text("one"), text("two"))
+    await agent.run_conversation("/cols on file.csv")
+    sent = srv.requests[0].last_user_text or ""
+    assert "awk '{print $1}' data.txt" in sent  # never a command's $1
+    assert "Only for: on file.csv" in sent  # $ARGUMENTS, as Claude Code substitutes it in skills
+    assert sent.rstrip().endswith("ARGUMENTS: on file.csv")
+    await agent.run_conversation("/cols")
+    again = srv.requests[1].last_user_text or ""
+    assert "awk '{print $1}' data.txt" in again and "ARGUMENTS:" not in again
