@@ -44,11 +44,12 @@ class Workflows:
         self._files = CommandFiles(workspace, user)
         self.skills, skill_problems = skill_files.load(workspace, user)
         self.memory = Memory(memory_path or default_user_path(), workspace / ".agentls" / "memory.md")
-        sections = [s for s in (skill_files.prompt_section(self.skills), self.memory.snapshot()) if s]
+        memory_section, memory_problems = self.memory.snapshot()
+        sections = [s for s in (skill_files.prompt_section(self.skills), memory_section) if s]
         self._section = "\n\n".join(sections) or None  # frozen: the session's system prompt has it
         self._readable = skill_files.readable(self.skills)
         self.hooks = Hooks(list(hooks), workspace, self.tell)
-        self._untold = [*problems, *skill_problems]
+        self._untold = [*problems, *skill_problems, *memory_problems]
         self._told: set[str] = set()
         self._send: Send | None = None
         self.commands, problems_now = self._scan()  # read again at each turn (refresh)
