@@ -22,6 +22,11 @@ MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_FILES = 100
 MAX_SKILLS = 200
+# What the system prompt lists (the rest stay reachable by name): a description cut to PROMPT_DESCRIPTION
+# characters, at most PROMPT_SKILLS skills and PROMPT_BYTES of lines.
+PROMPT_DESCRIPTION = 250
+PROMPT_SKILLS = 50
+PROMPT_BYTES = 8 * 1024
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,20 @@ def prompt_section(skills: dict[str, Skill]) -> str | None:
     lines = ["# Skills",
              "Skills are instructions for particular tasks, kept out of this prompt until needed. When the task "
              "matches a skill's description, call the `skill` tool with its name first and follow what it says."]
-    lines += [f"- {s.name}: {s.description}" for s in sorted(skills.values(), key=lambda s: s.name)]
+    listed = 0
+    size = 0
+    for skill in sorted(skills.values(), key=lambda s: s.name):
+        description = skill.description if len(skill.description) <= PROMPT_DESCRIPTION else (
+            skill.description[:PROMPT_DESCRIPTION - 1] + "…")
+        line = f"- {skill.name}: {description}"
+        if listed >= PROMPT_SKILLS or size + len(line) > PROMPT_BYTES:
+            break
+        lines.append(line)
+        listed += 1
+        size += len(line) + 1
+    if listed < len(skills):
+        lines.append(f"({len(skills) - listed} more skills are not listed here. Calling the `skill` tool with a name "
+                     "that is not a skill answers with every skill's name.)")
     return "\n".join(lines)
 
 

@@ -103,3 +103,16 @@ async def test_slash_skill_keeps_its_instructions_and_appends_the_arguments(make
     await agent.run_conversation("/cols")
     again = srv.requests[1].last_user_text or ""
     assert "awk '{print $1}' data.txt" in again and "ARGUMENTS:" not in again
+
+
+def test_the_prompts_list_of_skills_is_capped(ws: Path, home: Path) -> None:
+    from agentls.agent.workflows import Workflows
+    from agentls.agent.workflows.skills import PROMPT_BYTES, PROMPT_DESCRIPTION
+
+    for i in range(200):
+        write(ws / f".agents/skills/s{i:03d}/SKILL.md", f"---\nname: s{i:03d}\ndescription: {'d' * 1000}\n---\nGo.\n")
+    workflows = Workflows.from_config(ws, home / "config.toml", trusted=False)
+    section = workflows.prompt_section() or ""
+    assert len(section) < PROMPT_BYTES + 1000 and len(workflows.skills) == 200
+    assert "- s000: " + "d" * (PROMPT_DESCRIPTION - 1) + "…" in section
+    assert "more skills are not listed here" in section and "`skill` tool" in section
