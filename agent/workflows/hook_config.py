@@ -18,6 +18,21 @@ MAX_TIMEOUT = 600.0
 MAX_FILE = 1024 * 1024
 
 
+# Claude Code's tool names and ours: a matcher in a Claude Code file is read with its names mapped, and its
+# hooks get Claude Code's tool_name (and file_path besides path) in their input (docs/workflows.md).
+CLAUDE_TOOLS = {"Bash": ("terminal",), "Edit": ("edit_file",), "MultiEdit": ("edit_file",), "Write": ("write_file",),
+                "NotebookEdit": ("edit_file",), "Read": ("read_file",), "Grep": ("search_files",),
+                "Glob": ("search_files", "list_dir"), "LS": ("list_dir",), "WebFetch": ("fetch_url",),
+                "Task": ("delegate_task",), "TodoWrite": ("todo",)}
+AS_CLAUDE = {"terminal": "Bash", "edit_file": "Edit", "write_file": "Write", "read_file": "Read",
+             "search_files": "Grep", "list_dir": "LS", "fetch_url": "WebFetch", "delegate_task": "Task",
+             "todo": "TodoWrite"}
+OUR_TOOLS = ("read_file", "write_file", "edit_file", "list_dir", "search_files", "terminal", "diagnostics",
+             "fetch_url", "todo", "skill", "memory", "delegate_task")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+_CLAUDE_NAME = re.compile(r"\b(" + "|".join(CLAUDE_TOOLS) + r")\b")
+
+
 @dataclass(frozen=True)
 class HookSpec:
     event: str
@@ -25,16 +40,19 @@ class HookSpec:
     matcher: re.Pattern[str] | None  # None: every tool (or source, trigger)
     timeout: float
     source: str  # the file it came from
+    claude: bool = False  # from Claude Code's settings.json: its input uses Claude Code's tool names
 
     def matches(self, value: str | None) -> bool:
         return self.matcher is None or value is None or self.matcher.fullmatch(value) is not None
 
 
-def _matcher(raw: Any) -> re.Pattern[str] | None:
+def _matcher(raw: Any, claude: bool = False) -> re.Pattern[str] | None:
     if raw is None or raw in ("", "*"):
         return None
     if not isinstance(raw, str):
         raise ValueError("'matcher' must be a string (a regular expression on the tool name)")
+    if claude:  # "Bash", "Edit|Write": Claude Code's names, as ours
+        raw = _CLAUDE_NAME.sub(lambda m: "(?:" + "|".join(CLAUDE_TOOLS[m[1]]) + ")", raw)
     try:
         return re.compile(raw)
     except re.error as exc:
@@ -49,7 +67,7 @@ def _timeout(raw: Any) -> float:
     return float(raw)
 
 
-def parse(table: Any, source: str) -> tuple[list[HookSpec], list[str]]:
+def parse(table: Any, source: str, claude: bool = False) -> tuple[list[HookSpec], list[str]]:
     """Hooks from a ``hooks`` table. Each entry is ours (``matcher``, ``command``, ``timeout``) or Claude Code's
     (``matcher`` and a ``hooks`` list of ``{type = "command", command, timeout}``)."""
     specs: list[HookSpec] = []
@@ -70,7 +88,11 @@ def parse(table: Any, source: str) -> tuple[list[HookSpec], list[str]]:
             try:
                 if not isinstance(entry, Mapping):
                     raise ValueError("must be a table")
-                matcher = _matcher(entry.get("matcher"))
+                matcher = _matcher(entry.get("matcher"), claude)
+                if event in TOOL_EVENTS and matcher is not None and not matcher.pattern.startswith("mcp") \
+                        and not any(matcher.fullmatch(t) for t in OUR_TOOLS):
+                    problems.append(f"{where}: the matcher {entry.get('matcher')!r} matches none of agentls's tools "
+                                    f"({', '.join(OUR_TOOLS)}, mcp__<server>__<tool>); this hook never runs")
                 inner = entry.get("hooks")
                 commands = inner if isinstance(inner, list) else [entry]
                 for item in commands:
@@ -80,7 +102,7 @@ def parse(table: Any, source: str) -> tuple[list[HookSpec], list[str]]:
                     command = item.get("command")
                     if not isinstance(command, str) or not command.strip():
                         raise ValueError("needs a 'command' string")
-                    specs.append(HookSpec(event, command, matcher, _timeout(item.get("timeout")), source))
+                    specs.append(HookSpec(event, command, matcher, _timeout(item.get("timeout")), source, claude))
             except ValueError as exc:
                 problems.append(f"{where}: {exc}; this hook is ignored")
     return specs, problems
@@ -139,7 +161,7 @@ def configured(workspace: Path | None, user_config: Path, *, trusted: bool) -> t
             continue
         if raw is None:
             continue
-        found, bad = parse(raw, str(path))
+        found, bad = parse(raw, str(path), claude=reader is _claude_hooks)
         specs += found
         problems += bad
     if ignored:
