@@ -69,9 +69,13 @@ class Workflows:
 
     # ----- what the user is told, once ------------------------------------------------------
     async def tell(self, text: str) -> None:
-        log.warning("%s", text)
-        if self._send is not None:
-            await self._send(text)
+        """Once: to the session's messages when a face listens (logged at info level then, so a face that
+        prints warnings does not show it twice), else as a logged warning."""
+        if self._send is None:
+            log.warning("%s", text)
+            return
+        log.info("%s", text)
+        await self._send(text)
 
     async def tell_problems(self) -> None:
         untold, self._untold = [p for p in dict.fromkeys(self._untold) if p not in self._told], []
