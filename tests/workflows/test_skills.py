@@ -116,3 +116,23 @@ def test_the_prompts_list_of_skills_is_capped(ws: Path, home: Path) -> None:
     assert len(section) < PROMPT_BYTES + 1000 and len(workflows.skills) == 200
     assert "- s000: " + "d" * (PROMPT_DESCRIPTION - 1) + "…" in section
     assert "more skills are not listed here" in section and "`skill` tool" in section
+
+
+def test_symlinked_skill_and_command_folders_are_followed_inside_and_told_outside(ws: Path, home: Path,
+                                                                                  tmp_path: Path) -> None:
+    from agentls.agent.workflows import skills
+    from agentls.agent.workflows.commands import CommandFiles
+
+    write(ws / "shared/skills/inws/SKILL.md", "---\nname: inws\ndescription: shared\n---\nGo.\n")
+    write(tmp_path / "outside/outs/SKILL.md", "---\nname: outs\ndescription: outside\n---\nGo.\n")
+    write(ws / "shared/cmds/hello.md", "Hello\n")
+    (ws / ".claude/skills").mkdir(parents=True)
+    (ws / ".claude/skills/inws").symlink_to(ws / "shared/skills/inws")
+    (ws / ".claude/skills/outs").symlink_to(tmp_path / "outside/outs")
+    (ws / ".claude/commands").mkdir()
+    (ws / ".claude/commands/team").symlink_to(ws / "shared/cmds")
+    found, problems = skills.load(ws, home)
+    assert list(found) == ["inws"]
+    assert len(problems) == 1 and "outs: a symlinked folder pointing outside the workspace" in problems[0]
+    commands, _ = CommandFiles(ws, home).load()
+    assert "team:hello" in commands
