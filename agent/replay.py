@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from . import events
+from .data_files import BadData, json_value
 from .editor_context import strip as strip_editor_context
 from .paths import OutsideWorkspace, resolve_in_workspace
 from .tools.base import Tool
@@ -75,8 +75,8 @@ def replay_updates(messages: Iterable[Message], root: Path | None = None) -> Ite
             for call in msg.get("tool_calls") or []:
                 name = call["function"]["name"]
                 try:
-                    args = json.loads(call["function"]["arguments"] or "{}")
-                except ValueError:
+                    args = json_value(call["function"]["arguments"] or "{}")
+                except BadData:
                     args = {"arguments": call["function"]["arguments"]}
                 title, kind, locations = _describe(name, args, root)
                 yield events.tool_call(call["id"], title, kind, status="in_progress", locations=locations,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..data_files import BadData, json_value
 from ..tools.base import JsonObject, Tool
 from ..tools.registry import ToolRegistry
 from ..tools.schema import validate
@@ -58,8 +59,8 @@ _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 def _loads_object(text: str) -> dict[str, Any] | None:
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = json_value(text)
+    except BadData:  # not JSON, or nested too deeply to parse: an invalid call, answered with an error
         return None
     if isinstance(value, str):  # double-encoded
         return _loads_object(value)

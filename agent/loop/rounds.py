@@ -90,7 +90,10 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
         plain = extra_user is None and partial is None and plain_answer.is_plain(parts, turn)
         if partial is None and not plain and parts.compactor.due():
             if parts.workflows is not None:
-                await parts.workflows.before_compact("auto", None)
+                with control.interruptible():  # a cancel stops (and kills) a PreCompact hook at once
+                    await parts.workflows.before_compact("auto", None)
+                if control.interrupt_requested:
+                    raise Interrupted()
             await parts.compactor.compress(automatic=True)
         # max_iterations bounds this agent; the budget may be shared with subagents and bound them all.
         if turn.iterations >= parts.max_iterations or not parts.budget.consume():
@@ -165,7 +168,12 @@ async def _rounds(parts: TurnParts, turn: TurnState) -> Ending:
             continue
         messages.append(message)
         if parts.workflows is not None:  # a Stop hook may send the model back to work (bounded, on the budget)
-            more = await parts.workflows.at_stop(text, turn.stop_continues)
+            more, ended = None, False
+            with control.interruptible():  # a cancel stops (and kills) a Stop hook at once
+                more = await parts.workflows.at_stop(text, turn.stop_continues)
+                ended = True
+            if not ended:
+                raise Interrupted(final_response=text)
             if more is not None:
                 turn.stop_continues += 1
                 messages.append({"role": "user", "content": f"(A Stop hook asks you to continue: {more})",

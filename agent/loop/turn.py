@@ -91,7 +91,12 @@ async def _announced(parts: TurnParts, req: TurnRequest) -> TurnResult:
 
 async def _run(parts: TurnParts, req: TurnRequest) -> TurnResult:
     if parts.workflows is not None:  # a custom /command expanded, SessionStart and UserPromptSubmit hooks
-        begun = await parts.workflows.begin_turn(req.content, resumed=bool(parts.conversation.messages))
+        begun = None
+        with parts.control.interruptible():  # a cancel stops (and kills) a hook at once, as for tools
+            begun = await parts.workflows.begin_turn(req.content, resumed=bool(parts.conversation.messages))
+        if begun is None:  # interrupted before the turn started: nothing reaches the model or the store
+            return TurnResult(session_id=parts.conversation.session_id, exit_reason=ExitReason.INTERRUPTED,
+                              messages=parts.conversation.transcript())
         if begun.answer is not None:
             return await _answered(parts, begun.answer)
         req = replace(req, content=begun.content)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .layout import Kinds, in_stored_order
+from ..data_files import BadData, json_value
 from ..types import Message, ToolCall
 
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.DOTALL)
@@ -46,8 +47,8 @@ def content_blocks(content: Any) -> list[dict[str, Any]]:
 
 def _tool_input(arguments: str) -> dict[str, Any]:
     try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
+        value = json_value(arguments or "{}")
+    except BadData:
         return {"_raw_arguments": arguments}
     return value if isinstance(value, dict) else {"value": value}
 

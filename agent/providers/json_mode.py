@@ -19,6 +19,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .json_format import FINAL_ANSWER, SCHEMA_NAME, build_response_format
+from ..data_files import BadData, json_value
 from ..types import ToolCall
 
 __all__ = ["FINAL_ANSWER", "JSON_MODE_SYSTEM_NOTE", "SCHEMA_NAME", "FinalAnswerStream",
@@ -42,8 +43,8 @@ def _arguments_json(arguments: Any) -> str:
         return "{}"
     if isinstance(arguments, str):
         try:
-            decoded = json.loads(arguments)
-        except ValueError:
+            decoded = json_value(arguments)
+        except BadData:
             return arguments
         return json.dumps(decoded, ensure_ascii=False) if isinstance(decoded, dict) else arguments
     return json.dumps(arguments, ensure_ascii=False)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import frontmatter, scan
+from ..data_files import BadData, toml_table
+from .skills import Skill
 
 # The faces' own commands: a file of the same name never replaces one (server/acp/commands.py).
 RESERVED = frozenset({"compact", "undo", "rewind", "model", "context", "help", "memory"})
@@ -37,6 +38,7 @@ class CustomCommand:
     style: str  # "markdown", "toml" or "skill"
     model: str | None = None
     allowed_tools: tuple[str, ...] = ()
+    skill: Skill | None = None  # style "skill": expanded by the skill itself, never as a command
 
     def available(self) -> dict[str, object]:
         """As an ACP ``AvailableCommand``."""
@@ -52,6 +54,8 @@ class CustomCommand:
                 "path": str(self.path)}
 
     def expand(self, arguments: str) -> str:
+        if self.skill is not None:
+            return self.skill.loaded(arguments)
         if self.style == "toml":
             return toml_expand(self.body, arguments)
         return markdown_expand(self.body, arguments)
@@ -107,10 +111,7 @@ def parse_markdown(folder: scan.Folder, path: Path, name: str) -> CustomCommand:
 
 
 def parse_toml(folder: scan.Folder, path: Path, name: str) -> CustomCommand:
-    try:
-        data = tomllib.loads(scan.read(folder, path))
-    except tomllib.TOMLDecodeError as exc:
-        raise frontmatter.BadFrontMatter(f"not valid TOML: {exc}") from None
+    data = toml_table(scan.read(folder, path))
     prompt = data.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise frontmatter.BadFrontMatter("a TOML command needs a 'prompt' string")
@@ -170,5 +171,5 @@ def _parsed(parser: Callable[[scan.Folder, Path, str], CustomCommand], folder: s
             name: str) -> CustomCommand | str:
     try:
         return parser(folder, path, name)
-    except (OSError, frontmatter.BadFrontMatter) as exc:
+    except (OSError, BadData) as exc:
         return f"{path}: skipped: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"

@@ -17,7 +17,8 @@ from typing import Any
 
 import anyio
 
-from .hook_config import HookSpec
+from ..data_files import BadData, json_value
+from .hook_config import AS_CLAUDE, HookSpec
 from .hook_process import HookRun, run_hook
 
 log = logging.getLogger("agentls.hooks")
@@ -44,10 +45,21 @@ def _json(stdout: str) -> dict[str, Any] | None:
     if not text.startswith("{"):
         return None
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json_value(text)
+    except BadData:  # not JSON (or nested beyond parsing): plain stdout
         return None
     return data if isinstance(data, dict) else None
+
+
+def _as_claude(payload: dict[str, Any]) -> dict[str, Any]:
+    """The input a Claude Code hook expects: its tool names (``Bash``), ``file_path`` besides ``path``."""
+    name = payload.get("tool_name")
+    if not isinstance(name, str) or name not in AS_CLAUDE:
+        return payload
+    tool_input = payload.get("tool_input")
+    if isinstance(tool_input, dict) and "path" in tool_input and "file_path" not in tool_input:
+        tool_input = {**tool_input, "file_path": tool_input["path"]}
+    return {**payload, "tool_name": AS_CLAUDE[name], "tool_input": tool_input}
 
 
 class Hooks:
@@ -72,12 +84,14 @@ class Hooks:
         if self.transcript_path:
             payload["transcript_path"] = self.transcript_path
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        as_claude = json.dumps(_as_claude(payload), ensure_ascii=False, default=str).encode()
         env = {"AGENTLS_PROJECT_DIR": str(self.workspace), "CLAUDE_PROJECT_DIR": str(self.workspace),
                "AGENTLS_HOOK_EVENT": event}
         runs: list[HookRun | None] = [None] * len(specs)
 
         async def one(i: int) -> None:
-            runs[i] = await run_hook(specs[i].command, data, self.workspace, specs[i].timeout, env)
+            runs[i] = await run_hook(specs[i].command, as_claude if specs[i].claude else data, self.workspace,
+                                     specs[i].timeout, env)
 
         async with anyio.create_task_group() as tg:
             for i in range(len(specs)):

@@ -61,6 +61,12 @@ def walk(folder: Folder, suffix: str, problems: list[str]) -> list[tuple[tuple[s
                 continue
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and entry.is_symlink() and entry.is_dir():  # a symlinked folder: followed if inside
+                    if not _inside(folder, Path(entry.path), user_root=folder.path.parent):
+                        problems.append(f"{entry.path}: a symlinked folder pointing outside the "
+                                        f"{'workspace' if folder.confine else 'user config folder'}; not read")
+                        continue
+                    is_dir = True
             except OSError:
                 continue
             if is_dir:
@@ -81,11 +87,14 @@ def walk(folder: Folder, suffix: str, problems: list[str]) -> list[tuple[tuple[s
     return found
 
 
-def _inside(folder: Folder, path: Path) -> bool:
-    if folder.confine is None:
+def _inside(folder: Folder, path: Path, user_root: Path | None = None) -> bool:
+    """``path`` resolves inside the folder's confinement (the workspace); in a user folder, inside
+    ``user_root`` when given (a symlinked folder), else anywhere."""
+    confine = folder.confine or user_root
+    if confine is None:
         return True
     try:
-        return Path(os.path.realpath(path)).is_relative_to(folder.confine)
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(confine))
     except (OSError, ValueError):
         return False
 

@@ -44,11 +44,12 @@ class Workflows:
         self._files = CommandFiles(workspace, user)
         self.skills, skill_problems = skill_files.load(workspace, user)
         self.memory = Memory(memory_path or default_user_path(), workspace / ".agentls" / "memory.md")
-        sections = [s for s in (skill_files.prompt_section(self.skills), self.memory.snapshot()) if s]
+        memory_section, memory_problems = self.memory.snapshot()
+        sections = [s for s in (skill_files.prompt_section(self.skills), memory_section) if s]
         self._section = "\n\n".join(sections) or None  # frozen: the session's system prompt has it
         self._readable = skill_files.readable(self.skills)
         self.hooks = Hooks(list(hooks), workspace, self.tell)
-        self._untold = [*problems, *skill_problems]
+        self._untold = [*problems, *skill_problems, *memory_problems]
         self._told: set[str] = set()
         self._send: Send | None = None
         self.commands, problems_now = self._scan()  # read again at each turn (refresh)
@@ -68,9 +69,13 @@ class Workflows:
 
     # ----- what the user is told, once ------------------------------------------------------
     async def tell(self, text: str) -> None:
-        log.warning("%s", text)
-        if self._send is not None:
-            await self._send(text)
+        """Once: to the session's messages when a face listens (logged at info level then, so a face that
+        prints warnings does not show it twice), else as a logged warning."""
+        if self._send is None:
+            log.warning("%s", text)
+            return
+        log.info("%s", text)
+        await self._send(text)
 
     async def tell_problems(self) -> None:
         untold, self._untold = [p for p in dict.fromkeys(self._untold) if p not in self._told], []
@@ -114,7 +119,7 @@ class Workflows:
             if skill.name not in found and skill.name not in RESERVED:
                 found[skill.name] = CustomCommand(
                     name=skill.name, description=skill.description, hint=None, body=skill.loaded(),
-                    path=skill.folder / "SKILL.md", scope=skill.scope, style="skill")
+                    path=skill.folder / "SKILL.md", scope=skill.scope, style="skill", skill=skill)
         return found, problems
 
     async def refresh(self) -> dict[str, CustomCommand]:

@@ -14,12 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import frontmatter, scan
+from ..data_files import BadData
 
+_ARGUMENTS = re.compile(r"\$ARGUMENTS")
 NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_FILES = 100
 MAX_SKILLS = 200
+# What the system prompt lists (the rest stay reachable by name): a description cut to PROMPT_DESCRIPTION
+# characters, at most PROMPT_SKILLS skills and PROMPT_BYTES of lines.
+PROMPT_DESCRIPTION = 250
+PROMPT_SKILLS = 50
+PROMPT_BYTES = 8 * 1024
 
 
 @dataclass(frozen=True)
@@ -33,14 +40,20 @@ class Skill:
     license: str | None = None
     allowed_tools: tuple[str, ...] = ()
 
-    def loaded(self, arguments: str = "") -> str:
-        """What the model reads: the body, where the folder is, the files it may read."""
-        lines = [f'<skill name="{self.name}" folder="{self.folder}">', self.body.strip(), "</skill>"]
+    def loaded(self, arguments: str | None = None) -> str:
+        """What the model reads: the body, where the folder is, the files it may read. ``arguments`` (given by
+        ``/<name> args``, never by the ``skill`` tool) replace ``$ARGUMENTS`` in the body, as Claude Code does,
+        and are appended as ``ARGUMENTS: ...``; nothing else in the instructions changes (no ``$1``)."""
+        body = self.body.strip()
+        if arguments is not None:
+            arguments = arguments.strip()
+            body = _ARGUMENTS.sub(lambda _: arguments, body)
+        lines = [f'<skill name="{self.name}" folder="{self.folder}">', body, "</skill>"]
         if self.files:
             lines.append("Files of this skill (read them with read_file when the instructions need them):")
             lines += [f"- {path}" for path in self.files]
-        if arguments.strip():
-            lines.append(f"ARGUMENTS: {arguments.strip()}")
+        if arguments:
+            lines.append(f"ARGUMENTS: {arguments}")
         return "\n".join(lines)
 
 
@@ -105,7 +118,7 @@ def load(workspace: Path | None, user: Path) -> tuple[dict[str, Skill], list[str
             skill_dir = path.parent
             try:
                 skill = parse(folder, skill_dir)
-            except (OSError, frontmatter.BadFrontMatter) as exc:
+            except (OSError, BadData) as exc:
                 problems.append(f"{path}: skill skipped: {exc}")
                 continue
             if skill.name in skills:
@@ -124,7 +137,20 @@ def prompt_section(skills: dict[str, Skill]) -> str | None:
     lines = ["# Skills",
              "Skills are instructions for particular tasks, kept out of this prompt until needed. When the task "
              "matches a skill's description, call the `skill` tool with its name first and follow what it says."]
-    lines += [f"- {s.name}: {s.description}" for s in sorted(skills.values(), key=lambda s: s.name)]
+    listed = 0
+    size = 0
+    for skill in sorted(skills.values(), key=lambda s: s.name):
+        description = skill.description if len(skill.description) <= PROMPT_DESCRIPTION else (
+            skill.description[:PROMPT_DESCRIPTION - 1] + "…")
+        line = f"- {skill.name}: {description}"
+        if listed >= PROMPT_SKILLS or size + len(line) > PROMPT_BYTES:
+            break
+        lines.append(line)
+        listed += 1
+        size += len(line) + 1
+    if listed < len(skills):
+        lines.append(f"({len(skills) - listed} more skills are not listed here. Calling the `skill` tool with a name "
+                     "that is not a skill answers with every skill's name.)")
     return "\n".join(lines)
 
 

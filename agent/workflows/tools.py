@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from .. import events
 from ..safe_write import lock_for, write_text
 from ..tools.base import JsonObject, Tool, ToolContext, ToolFailure, ToolOutput
 from ..tools.writing import read_current, write_checked
@@ -39,14 +40,30 @@ def skill_tool(skills: dict[str, Skill]) -> Tool:
                 title=lambda args: f"Skill {args.get('name', '')}")
 
 
-async def _write_user(path: Path, args: JsonObject) -> str:
-    async with lock_for(path):
-        text = ""
-        if await anyio.Path(path).exists():
-            from ..fileio import read_small
+async def _user_text(path: Path) -> str:
+    """The user memory file's text; a file that is not UTF-8 is never rewritten (its bytes would be lost)."""
+    if not await anyio.Path(path).exists():
+        return ""
+    from ..fileio import read_small
 
-            text = (await anyio.to_thread.run_sync(read_small, path, 64 * 1024)).decode("utf-8", "replace")
-        new, done = changed(text, args)
+    data = await anyio.to_thread.run_sync(read_small, path, 64 * 1024)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MemoryError_("the file is not UTF-8 text, so it is not rewritten (its other bytes would be lost); "
+                           "nothing was written. The user can fix or remove the file") from None
+
+
+async def _write_user(ctx: ToolContext, path: Path, args: JsonObject) -> str:
+    """What was done. Asked like an edit first: in ask mode the user approves it; auto-edit and yolo allow it."""
+    old = await _user_text(path)
+    new, _ = changed(old, args)
+    diff = events.diff_content(str(path), old or None, new)
+    refusal = await ctx.ask_permission(f"Edit user memory {path}", "edit", {"path": str(path)}, "edit", False, [diff])
+    if refusal:
+        raise ToolFailure(refusal)
+    async with lock_for(path):
+        new, done = changed(await _user_text(path), args)  # again under the lock: it may have changed meanwhile
         await anyio.to_thread.run_sync(lambda: os.makedirs(path.parent, exist_ok=True))
         root = Path(os.path.realpath(path.parent))
         await write_text(root, root / path.name, new)
@@ -61,7 +78,7 @@ def memory_tool(memory: Memory) -> Tool:
         try:
             path = memory.path(scope)
             if scope == "user":
-                done = await _write_user(path, args)
+                done = await _write_user(ctx, path, args)
             else:
                 old = await read_current(ctx, path)
                 new, done = changed(old or "", args)

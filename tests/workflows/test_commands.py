@@ -92,3 +92,56 @@ def test_every_builtin_of_the_faces_is_reserved() -> None:
     from agentls.server.acp.commands import COMMANDS
 
     assert set(COMMANDS) <= RESERVED
+
+
+# Claude Code's own examples (its slash-command docs), byte for byte: they load unchanged.
+CLAUDE_COMMIT = """---
+allowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*)
+argument-hint: [message]
+description: Create a git commit
+model: claude-3-5-haiku-20241022
+---
+
+## Context
+
+- Current git status: !`git status`
+- Current git diff (staged and unstaged changes): !`git diff HEAD`
+- Current branch: !`git branch --show-current`
+- Recent commits: !`git log --oneline -10`
+
+## Your task
+
+Based on the above changes, create a single git commit.
+"""
+CLAUDE_REVIEW_PR = """---
+argument-hint: [pr-number] [priority] [assignee]
+description: Review pull request
+---
+
+Review PR #$1 with priority $2 and assign to $3.
+Focus on security, performance, and code style.
+"""
+CLAUDE_FIX_ISSUE = """---
+argument-hint: [issue-number] [priority]
+description: Fix issue with optional priority
+---
+Fix issue #$ARGUMENTS following our coding standards.
+"""
+
+
+def test_claude_codes_documented_examples_load_unchanged(ws: Path, home: Path) -> None:
+    write(ws / ".claude/commands/commit.md", CLAUDE_COMMIT)
+    write(ws / ".claude/commands/review-pr.md", CLAUDE_REVIEW_PR)
+    write(ws / ".claude/commands/fix-issue.md", CLAUDE_FIX_ISSUE)
+    found, problems = CommandFiles(ws, home).load()
+    assert problems == [] and sorted(found) == ["commit", "fix-issue", "review-pr"]
+    commit = found["commit"]
+    assert (commit.hint, commit.description, commit.model) == ("[message]", "Create a git commit",
+                                                               "claude-3-5-haiku-20241022")
+    assert commit.allowed_tools == ("Bash(git add:*)", "Bash(git status:*)", "Bash(git commit:*)")
+    assert found["review-pr"].hint == "[pr-number] [priority] [assignee]"
+    assert found["review-pr"].expand("456 high alice").startswith("Review PR #456 with priority high and assign to "
+                                                                  "alice.")
+    assert found["fix-issue"].hint == "[issue-number] [priority]"
+    assert found["fix-issue"].expand("123 high-priority") == "Fix issue #123 high-priority following our coding " \
+                                                             "standards."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from agentls.agent.scripted import ScriptedServer, call, text, tools
 
@@ -175,3 +176,26 @@ async def test_bad_hook_config_and_a_crashing_hook_are_warnings(make: Make, srv:
     assert result.final_response == "ok" and "README.md" in _results(agent)[0]
     assert "not a valid regular expression" in shown and "NoSuchEvent is not a hook event" in shown
     assert "exited with code 1" in shown
+
+
+async def test_claude_code_hook_files_use_claude_codes_tool_names(make: Make, srv: ScriptedServer, ws: Path,
+                                                                  home: Path) -> None:
+    guard = hook_program(home, "cc_guard", "if event['tool_name'] == 'Bash' and 'rm ' in event['tool_input']"
+                                           "['command']:\n    print('no rm', file=sys.stderr)\n    sys.exit(2)\n"
+                                           "if event['tool_name'] == 'Write':\n    print('path ' + "
+                                           "event['tool_input']['file_path'], file=sys.stderr)\n    sys.exit(2)\n")
+    entry = [{"type": "command", "command": guard}]
+    write(ws / ".claude/settings.json", json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": entry}, {"matcher": "Edit|Write", "hooks": entry},
+        {"matcher": "Nonexistent", "hooks": entry}]}}))
+    write(home / "config.toml", "trust_workspace_config = true\n")
+    updates: list[dict[str, Any]] = []
+    agent = make(trusted=True, updates=updates)
+    srv.push(tools(call("terminal", {"command": "rm README.md"}), call("write_file", {"path": "x.txt", "content": "x"})),
+             text("done"))
+    await agent.run_conversation("go")
+    results = [str(m["content"]) for m in agent.messages if m.get("role") == "tool"]
+    assert (ws / "README.md").exists() and "no rm" in results[0]
+    assert not (ws / "x.txt").exists() and "path x.txt" in results[1]
+    told = said(updates)
+    assert told.count("'Nonexistent' matches none of agentls's tools") == 1

@@ -24,7 +24,7 @@ BOMB = "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *
     (BOMB, "anchors or aliases"),
     ("---\n- a list\n---\nbody\n", "must be a mapping"),
     ("---\njust a string\n---\nbody\n", "must be a mapping"),
-    ("---\ndescription: [1, 2]\n---\nbody\n", "'description' must be text"),
+    ("---\ndescription:\n  - 1\n  - 2\n---\nbody\n", "'description' must be text"),
     ("---\ndescription: never closed\nbody\n", "never closed"),
     ("---\n" + "k: v\n" * 5000 + "---\nbody\n", "over 16 KB"),
     ("---\n" + "[" * 5000 + "\n---\nbody\n", "nested more than 32"),

@@ -45,3 +45,10 @@ async def test_commands_hooks_and_memory_in_a_headless_run(srv: ScriptedServer, 
     assert "Prefers short answers" in (srv.requests[-1].system or "")
     code, out, _ = await _run(srv, ws, home, "/memory")
     assert code == 0 and "Prefers short answers" in out and str(home / "data/memory.md") in out
+
+
+async def test_a_problem_is_printed_once(srv: ScriptedServer, ws: Path, home: Path) -> None:
+    write(ws / ".claude/commands/bad.md", "---\ndescription: never closed\nbody\n")
+    srv.push(text("hi"))
+    code, out, err = await _run(srv, ws, home, "hello")
+    assert code == 0 and (out + err).count("never closed") == 1, (out, err)

@@ -84,3 +84,55 @@ async def test_malformed_skills_are_skipped_with_a_warning_naming_the_file(make:
     assert "not a skill name" in shown and "needs a 'description'" in shown and "must be a mapping" in shown
     assert "- good: Fine" in (srv.requests[0].system or "")
     assert "no skill named" in _tool_text(agent, "skill")[0]
+
+
+COLS = "---\nname: cols\ndescription: print first column\n---\nRun: awk '{print $1}' data.txt | sort | uniq -c\n" \
+       "Only for: $ARGUMENTS\n"
+
+
+async def test_slash_skill_keeps_its_instructions_and_appends_the_arguments(make: Make, srv: ScriptedServer,
+                                                                            ws: Path) -> None:
+    write(ws / ".agents/skills/cols/SKILL.md", COLS)
+    agent = make()
+    srv.push(text("one"), text("two"))
+    await agent.run_conversation("/cols on file.csv")
+    sent = srv.requests[0].last_user_text or ""
+    assert "awk '{print $1}' data.txt" in sent  # never a command's $1
+    assert "Only for: on file.csv" in sent  # $ARGUMENTS, as Claude Code substitutes it in skills
+    assert sent.rstrip().endswith("ARGUMENTS: on file.csv")
+    await agent.run_conversation("/cols")
+    again = srv.requests[1].last_user_text or ""
+    assert "awk '{print $1}' data.txt" in again and "ARGUMENTS:" not in again
+
+
+def test_the_prompts_list_of_skills_is_capped(ws: Path, home: Path) -> None:
+    from agentls.agent.workflows import Workflows
+    from agentls.agent.workflows.skills import PROMPT_BYTES, PROMPT_DESCRIPTION
+
+    for i in range(200):
+        write(ws / f".agents/skills/s{i:03d}/SKILL.md", f"---\nname: s{i:03d}\ndescription: {'d' * 1000}\n---\nGo.\n")
+    workflows = Workflows.from_config(ws, home / "config.toml", trusted=False)
+    section = workflows.prompt_section() or ""
+    assert len(section) < PROMPT_BYTES + 1000 and len(workflows.skills) == 200
+    assert "- s000: " + "d" * (PROMPT_DESCRIPTION - 1) + "…" in section
+    assert "more skills are not listed here" in section and "`skill` tool" in section
+
+
+def test_symlinked_skill_and_command_folders_are_followed_inside_and_told_outside(ws: Path, home: Path,
+                                                                                  tmp_path: Path) -> None:
+    from agentls.agent.workflows import skills
+    from agentls.agent.workflows.commands import CommandFiles
+
+    write(ws / "shared/skills/inws/SKILL.md", "---\nname: inws\ndescription: shared\n---\nGo.\n")
+    write(tmp_path / "outside/outs/SKILL.md", "---\nname: outs\ndescription: outside\n---\nGo.\n")
+    write(ws / "shared/cmds/hello.md", "Hello\n")
+    (ws / ".claude/skills").mkdir(parents=True)
+    (ws / ".claude/skills/inws").symlink_to(ws / "shared/skills/inws")
+    (ws / ".claude/skills/outs").symlink_to(tmp_path / "outside/outs")
+    (ws / ".claude/commands").mkdir()
+    (ws / ".claude/commands/team").symlink_to(ws / "shared/cmds")
+    found, problems = skills.load(ws, home)
+    assert list(found) == ["inws"]
+    assert len(problems) == 1 and "outs: a symlinked folder pointing outside the workspace" in problems[0]
+    commands, _ = CommandFiles(ws, home).load()
+    assert "team:hello" in commands
