@@ -14,7 +14,7 @@ from typing import Any
 
 import aiosqlite
 
-from .records import now_iso
+from .records import as_int, now_iso
 from .schema import INSERT_MESSAGE, SELECT_MESSAGE, decode_message, encode_message
 
 SCHEMA_3 = (
@@ -76,16 +76,16 @@ async def fork(conn: aiosqlite.Connection, source_id: str, new_id: str, *, keep:
     rows = list(await conn.execute_fetchall(
         f"SELECT turn, {columns} FROM messages WHERE session_id = ? AND archived = 0 ORDER BY seq", (source_id,)))
     counted = list(await conn.execute_fetchall("SELECT turn_count FROM sessions WHERE id = ?", (source_id,)))
-    turn_count = int(counted[0][0]) if counted else 0
+    turn_count = as_int(counted[0][0]) if counted else 0
     if keep is not None:
         rows = rows[:keep]
-        turn_count = int(rows[-1][0]) if rows else 0
+        turn_count = as_int(rows[-1][0]) if rows else 0
     stamp = now_iso()
     await conn.execute(
         "INSERT INTO sessions (id, cwd, title, model, system_prompt, created_at, updated_at, parent_id, turn_count, "
         "meta, forked_from) SELECT ?, cwd, ?, model, system_prompt, ?, ?, NULL, ?, meta, id FROM sessions "
         "WHERE id = ?", (new_id, title, stamp, stamp, turn_count, source_id))
-    await conn.executemany(INSERT_MESSAGE, [encode_message(decode_message(r[1:]), new_id, int(r[0]), stamp)
+    await conn.executemany(INSERT_MESSAGE, [encode_message(decode_message(r[1:]), new_id, as_int(r[0]), stamp)
                                             for r in rows])
     await conn.execute(
         "INSERT INTO checkpoints (session_id, turn, path, existed, content, created_at, after_existed, after_content) "

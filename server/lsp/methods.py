@@ -106,9 +106,11 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
         cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
     query = p.optional_string("query", limit=1000)
     cursor = p.optional_string("cursor", limit=1000)
+    from agentls.agent.sessions.records import BadCursor
+
     try:
         sessions, next_cursor = await ls.sessions.listing(cwd=cwd, query=query, cursor=cursor)
-    except ValueError as exc:
+    except BadCursor as exc:
         raise JsonRpcInvalidParams(f"{where}: {exc}; pass a nextCursor from an earlier answer") from None
     result: dict[str, Any] = {"sessions": sessions}
     if next_cursor:
