@@ -258,7 +258,7 @@ def test_the_undo_step_never_follows_a_link_in_an_existing_repository(repo: Path
 
 def test_a_planted_hook_that_is_a_link_or_too_large_to_copy_is_taken_away(repo: Path, outside: Path) -> None:
     marker = outside / "ran"
-    big = "#!/bin/sh\ntouch {m}\n".format(m=marker) + "#" * (plants.MAX_REMEMBERED + 10) + "\n"
+    big = f"#!/bin/sh\ntouch {marker}\n" + "#" * (plants.MAX_REMEMBERED + 10) + "\n"
     (repo / "tool.sh").write_text(f"#!/bin/sh\ntouch {marker}\n")
     (repo / "tool.sh").chmod(0o755)
     was = plants.before(repo)
