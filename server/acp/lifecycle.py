@@ -166,10 +166,8 @@ async def agent(sessions: SessionRegistry, session: LiveSession) -> AIAgent:
 
 async def listing(sessions: SessionRegistry, cwd: str | None, cursor: str | None
                   ) -> tuple[list[dict[str, Any]], str | None]:
-    from agentls.agent.sessions.records import BadCursor
-
     where = str(absolute(cwd, existing=False)) if cwd else None
     try:
         return await sessions.listing(cwd=where, cursor=cursor)
-    except BadCursor as exc:
+    except ValueError as exc:
         raise invalid_params(f"bad cursor: {exc}") from None
