@@ -10,9 +10,9 @@ from typing import Any
 
 from .. import events
 from .connection import ServerConnection
+from .launch import kept_from_workspace
 from .manager import McpManager
 from .sources import configured
-from .launch import kept_from_workspace
 from .spec import ServerSpec, layered, parse_servers, with_cwd
 from ..tools.registry import ToolRegistry
 from ..types import SessionUpdate
