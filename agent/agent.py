@@ -307,10 +307,11 @@ class AIAgent:
         elif self.registry.get(EXIT_PLAN.name) is not None:
             self.registry.remove(EXIT_PLAN.name)
 
-    async def undo(self, turns: int = 1) -> list[str]:
-        """Restore the files edited in the last ``turns`` turns; returns the restored paths."""
+    async def undo(self, turns: int = 1, *, force: bool = False) -> list[str]:
+        """Restore the files edited in the last ``turns`` turns; returns the restored paths. ``RewindRefused``
+        (nothing changed) when a file changed since, unless ``force``, as for ``rewind``."""
         if turns < 1:
             raise ValueError("turns must be at least 1")
         async with self._parts.control.locked():
             await self._setup()
-            return await self._checkpoints.restore(turns, self.host)
+            return await self._checkpoints.restore(turns, self.host, force=force)

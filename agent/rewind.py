@@ -16,6 +16,7 @@ from .paths import OutsideWorkspace, display, resolve_in_workspace
 from .types import Message
 
 if TYPE_CHECKING:
+    from .sessions.tree import FileRewind
     from .undo import Checkpoints
     from .conversation import Conversation
     from .host import Host
@@ -93,6 +94,33 @@ async def _current(host: Host, root: Path, path: Path) -> tuple[str | None, str 
         return None, f"is no longer a readable text file ({type(exc).__name__})"
 
 
+async def check_files(files: list[FileRewind], host: Host, root: Path, *, force: bool,
+                      action: str = "rewind") -> dict[str, str | None]:
+    """Each file's text now, by path; ``RewindRefused`` (changing nothing) when one cannot be put back safely, or,
+    unless ``force``, when putting one back would lose a change made after or between the turns
+    (``FileRewind.conflicts_with``). Shared by rewind and undo (``action``: "rewind" or "undo")."""
+    done = "rewound" if action == "rewind" else "undone"
+    now: dict[str, str | None] = {}
+    conflicts, blocked = [], []
+    for f in files:
+        current, problem = await _current(host, root, Path(f.path))
+        now[f.path] = current
+        if problem is not None:
+            blocked.append(f"{display(root, Path(f.path))} {problem}")
+        elif f.conflicts_with(current):
+            conflicts.append(display(root, Path(f.path)))
+    if blocked:
+        raise RewindRefused(f"not {done}: {'; '.join(blocked)}, so it cannot be put back safely (not even with "
+                            "force). Move it away or put the file back yourself; nothing was changed",
+                            [b.split(" ", 1)[0] for b in blocked])
+    if conflicts and not force:
+        raise RewindRefused(
+            f"not {done}: {', '.join(conflicts)} changed after or between the turn(s) being {done} (by you or "
+            f"another program), and putting them back would lose that change. Save or undo that change first, or "
+            f"{action} with force to overwrite it; nothing was changed", conflicts)
+    return now
+
+
 async def rewind(conversation: Conversation, checkpoints: Checkpoints, host: Host, turns: int, *,
                  force: bool = False) -> RewindResult:
     """Drop the last ``turns`` turns and put back their files; ``RewindRefused`` leaves everything as it was.
@@ -112,25 +140,7 @@ async def rewind(conversation: Conversation, checkpoints: Checkpoints, host: Hos
         await checkpoints.settle()
         files = await checkpoints.files_since(first_turn)
         root = conversation.root
-        now: dict[str, str | None] = {}
-        conflicts, blocked = [], []
-        for f in files:
-            current, problem = await _current(host, root, Path(f.path))
-            now[f.path] = current
-            left = f.after_content if f.after_existed else None
-            if problem is not None:
-                blocked.append(f"{display(root, Path(f.path))} {problem}")
-            elif f.after_known and current != left:
-                conflicts.append(display(root, Path(f.path)))
-        if blocked:
-            raise RewindRefused(f"not rewound: {'; '.join(blocked)}, so it cannot be put back safely (not even with "
-                                "force). Move it away or put the file back yourself; nothing was changed",
-                                [b.split(" ", 1)[0] for b in blocked])
-        if conflicts and not force:
-            raise RewindRefused(
-                f"not rewound: {', '.join(conflicts)} changed after the turn(s) being rewound (by you or another "
-                "program), and putting them back would lose that change. Save or undo that change first, or "
-                "rewind with force to overwrite it; nothing was changed", conflicts)
+        now = await check_files(files, host, root, force=force)
         done = []
         for f in files:
             path, current = Path(f.path), now[f.path]

@@ -30,6 +30,8 @@ def violations(messages: Sequence[Message]) -> list[str]:
                 problems.append(f"#{i}: system message after the start")
             prev = role
             continue
+        if not content_ok(msg.get("content"), role) or not MESSAGE_KEYS.issuperset(msg):
+            problems.append(f"#{i}: malformed content or unknown keys")  # a damaged stored row
         if pending and role != "tool":
             problems.append(f"#{i}: {role} message while tool calls {pending} have no result")
             pending = []
@@ -64,6 +66,44 @@ def violations(messages: Sequence[Message]) -> list[str]:
     if pending:
         problems.append(f"end: tool calls {pending} have no result")
     return problems
+
+
+PART_TYPES = {"user": frozenset({"text", "image_url", "input_audio", "file"}),
+              "assistant": frozenset({"text", "refusal"}), "tool": frozenset({"text"}), "system": frozenset({"text"})}
+MESSAGE_KEYS = frozenset(Message.__annotations__)
+
+
+def _part_ok(part: Any, allowed: frozenset[str]) -> bool:
+    if not isinstance(part, dict) or part.get("type") not in allowed:
+        return False
+    kind = part["type"]
+    if kind in ("text", "refusal"):
+        return isinstance(part.get(kind), str)
+    if kind == "image_url":
+        image = part.get("image_url")
+        return isinstance(image, dict) and isinstance(image.get("url"), str)
+    return True
+
+
+def content_ok(content: Any, role: Any) -> bool:
+    """Whether a message's content has a shape the model APIs take: text, None, or content parts of a known type
+    for the role (a damaged stored row can hold anything)."""
+    if content is None or isinstance(content, str):
+        return True
+    allowed = PART_TYPES.get(role) if isinstance(role, str) else None
+    return isinstance(content, list) and allowed is not None and all(_part_ok(p, allowed) for p in content)
+
+
+def clean_content(content: Any, role: Any) -> Any:
+    """``content`` with what ``content_ok`` refuses left out: parts of an unknown type or shape dropped (a list
+    left empty becomes ""), anything else taken as its text."""
+    if content_ok(content, role):
+        return content
+    if not isinstance(content, list):
+        return str(content)
+    allowed = PART_TYPES.get(role, frozenset({"text"})) if isinstance(role, str) else frozenset({"text"})
+    parts = [p for p in content if _part_ok(p, allowed)]
+    return parts or ""
 
 
 def _text(content: Any) -> str:
@@ -132,6 +172,7 @@ def repair(messages: Iterable[Any]) -> list[Message]:
             role, raw = "user", {"role": "user", "content": _text(raw.get("content"))}
         if role == "user":
             msg = cast(Message, {k: v for k, v in raw.items() if k in ("role", "content", "meta")})
+            msg["content"] = clean_content(msg.get("content"), "user")
             if msg.get("content") is None:
                 msg["content"] = ""
             if out and out[-1].get("role") == "user":
@@ -145,7 +186,9 @@ def repair(messages: Iterable[Any]) -> list[Message]:
             continue  # reached only for orphans: answered ones are consumed with their call below
         if role != "assistant":
             continue
-        msg = cast(Message, {k: v for k, v in raw.items() if k != "tool_calls"})
+        msg = cast(Message, {k: v for k, v in raw.items() if k != "tool_calls" and k in MESSAGE_KEYS})
+        if "content" in msg:
+            msg["content"] = clean_content(msg["content"], "assistant")
         calls = [c for c in (_clean_call(c, j, seen_ids) for j, c in enumerate(raw.get("tool_calls") or []))
                  if c is not None]
         if not out or out[-1].get("role") == "system":

@@ -8,7 +8,7 @@ from pathlib import Path
 from .conversation import Conversation
 from .host import Host
 from .paths import display
-from .sessions.tree import FileRewind
+from .sessions.tree import FileRewind, fold
 
 
 class Checkpoints:
@@ -44,50 +44,48 @@ class Checkpoints:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
 
     async def files_since(self, turn: int, *, drop: bool = False) -> list[FileRewind]:
-        """Every file changed in ``turn`` or later: its state before the earliest, after the latest such turn."""
+        """Every file changed in ``turn`` or later: its state before the earliest, after the latest such turn, and
+        whether it changed between them (``tree.fold``)."""
         conversation = self._conversation
         if conversation.store is not None:
             return await conversation.store.rewind_files(conversation.session_id, turn, drop=drop)
-        out: dict[str, FileRewind] = {}
-        for key in sorted(k for k in self._memory if k[0] >= turn):
-            existed, content = self._memory[key]
-            base = out.get(key[1]) or FileRewind(key[1], existed, content, False, False, None)
-            after = self._after.get(key, content if existed else None)
-            out[key[1]] = FileRewind(base.path, base.existed, base.content, key in self._after, after is not None,
-                                     after)
+        keys = sorted(k for k in self._memory if k[0] >= turn)
+        files = fold((k[1], *self._memory[k], None if k not in self._after else self._after[k] is not None,
+                      self._after.get(k)) for k in keys)
         if drop:
-            for key in [k for k in self._memory if k[0] >= turn]:
+            for key in keys:
                 self._memory.pop(key)
                 self._after.pop(key, None)
-        return sorted(out.values(), key=lambda f: f.path)
+        return files
 
-    async def pop(self, turns: int) -> list[tuple[str, bool, str | None]]:
-        """The earliest checkpoint of each file edited in the last ``turns`` turns, removed: (path, existed, content)."""
+    async def turns(self) -> list[int]:
+        """The turns that have checkpoints, newest first."""
         conversation = self._conversation
         if conversation.store is not None:
-            return [(c.path, c.existed, c.content)
-                    for c in await conversation.store.pop_checkpoints(conversation.session_id, turns)]
-        chosen = sorted({t for t, _ in self._memory}, reverse=True)[:turns]
-        earliest: dict[str, tuple[bool, str | None]] = {}
-        for key in sorted(self._memory):
-            if key[0] in chosen:
-                earliest.setdefault(key[1], self._memory.pop(key))
-        return [(p, e, c) for p, (e, c) in earliest.items()]
+            return await conversation.store.checkpoint_turns(conversation.session_id)
+        return sorted({t for t, _ in self._memory}, reverse=True)
 
-    async def restore(self, turns: int, host: Host) -> list[str]:
-        """Put back the files edited in the last ``turns`` turns; returns the restored paths as shown to the user.
-        The model hears about it with the next user message."""
+    async def restore(self, turns: int, host: Host, *, force: bool = False) -> list[str]:
+        """Put back the files edited in the last ``turns`` turns that edited files; returns the restored paths as
+        shown to the user. Refuses (``RewindRefused``, nothing changed) as a rewind does: a file changed since or
+        between those turns is only overwritten with ``force``. The model hears about it with the next user
+        message."""
+        from .rewind import check_files
+
         if turns < 1:
             raise ValueError("turns must be at least 1")
+        chosen = (await self.turns())[:turns]
+        if not chosen:
+            return []
         root = self._conversation.root
+        await self.settle()
+        files = await self.files_since(min(chosen))
+        now = await check_files(files, host, root, force=force, action="undo")
+        await self.files_since(min(chosen), drop=True)
         restored = []
-        for path_text, existed, content in await self.pop(turns):
-            path = Path(path_text)
-            try:
-                current: str | None = await host.read_text(path)
-            except (FileNotFoundError, OSError):
-                current = None
-            outcome = await (host.write_text(path, content or "", previous=current) if existed
+        for f in files:
+            path, current = Path(f.path), now[f.path]
+            outcome = await (host.write_text(path, f.content or "", previous=current) if f.existed
                              else host.delete_file(path))
             if outcome.applied:
                 restored.append(display(root, path))

@@ -186,17 +186,19 @@ async def run_calls(parts: TurnParts, turn: TurnState, prepared: list[PreparedCa
         started.add(i)
         await results.put(i, await _run_one(parts, turn, prepared[i], named[i]))
 
-    with parts.control.interruptible():
-        for group in batches(prepared):
-            todo = [i for i in group if results.landed[i] is None]
-            if len(todo) == 1:
-                await run_index(todo[0])
-            elif todo:
-                async with anyio.create_task_group() as tg:
-                    for i in todo:
-                        tg.start_soon(run_index, i)
-    with anyio.CancelScope(shield=True):
-        for i, p in enumerate(prepared):
-            if results.landed[i] is None:
-                results.landed[i] = _failed(p, INTERRUPTED if i in started else SKIPPED)
-        await results.flush()
+    try:
+        with parts.control.interruptible():
+            for group in batches(prepared):
+                todo = [i for i in group if results.landed[i] is None]
+                if len(todo) == 1:
+                    await run_index(todo[0])
+                elif todo:
+                    async with anyio.create_task_group() as tg:
+                        for i in todo:
+                            tg.start_soon(run_index, i)
+    finally:  # also when cancelled from outside (a subagent's turn when its parent's is): every card is closed
+        with anyio.CancelScope(shield=True):
+            for i, p in enumerate(prepared):
+                if results.landed[i] is None:
+                    results.landed[i] = _failed(p, INTERRUPTED if i in started else SKIPPED)
+            await results.flush()

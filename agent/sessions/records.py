@@ -6,6 +6,7 @@ import asyncio
 import base64
 import binascii
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from typing import Any
 import aiosqlite
 import anyio
 
+log = logging.getLogger(__name__)
 _TERM_RE = re.compile(r"\w", re.UNICODE)
 
 
@@ -57,21 +59,57 @@ class SearchHit:
     archived: bool  # the message was compacted away and survives only in the history
 
 
+def as_int(value: Any, default: int = 0) -> int:
+    """A stored number, or ``default`` when the column holds something else (a damaged row)."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return default
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else value if isinstance(value, str) else str(value)
+
+
 def record(row: Sequence[Any]) -> SessionRecord:
+    """A ``sessions`` row as a value. A damaged field (``meta`` that is not a JSON object, ``turn_count`` that is
+    not a number) is taken as its default (``{}``, 0) and logged, so one bad row never hides the others."""
     sid, cwd, title, model, prompt, created, updated, parent, turns, meta, *rest = row
-    return SessionRecord(str(sid), str(cwd), title, str(model), str(prompt), str(created), str(updated),
-                         parent, int(turns), json.loads(meta) if meta else {}, rest[0] if rest else None)
+    damaged = []
+    turn_count = as_int(turns, -1)
+    if turn_count < 0:
+        damaged.append("turn_count is not a number")
+        turn_count = 0
+    try:
+        decoded = json.loads(meta) if meta else {}
+    except (TypeError, ValueError, RecursionError):
+        decoded = None
+    if not isinstance(decoded, dict):
+        damaged.append("meta is not a JSON object")
+        decoded = {}
+    if damaged:
+        log.warning("session %s: its stored row is damaged (%s); read with defaults", sid, "; ".join(damaged))
+    return SessionRecord(str(sid), str(cwd or ""), _text(title), str(model or ""), str(prompt or ""), str(created),
+                         str(updated), _text(parent), turn_count, decoded, _text(rest[0]) if rest else None)
 
 
 def encode_cursor(updated_at: str, session_id: str) -> str:
     return base64.urlsafe_b64encode(json.dumps([updated_at, session_id]).encode()).decode()
 
 
+class BadCursor(ValueError):
+    """A list cursor that no listing handed out."""
+
+
 def decode_cursor(cursor: str) -> tuple[str, str]:
     try:
         updated_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
     except (ValueError, TypeError, binascii.Error) as exc:
-        raise ValueError(f"not a session list cursor: {cursor!r}") from exc
+        raise BadCursor(f"not a session list cursor: {cursor!r}") from exc
     return str(updated_at), str(session_id)
 
 

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import aiosqlite
 
+from ..transcript import clean_content, content_ok
 from ..types import Message, text_of
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
@@ -198,6 +199,7 @@ SELECT_MESSAGE = ("SELECT role, content_kind, content, tool_calls, tool_call_id,
                   "reasoning_signature, meta, extra FROM messages")
 _KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "reasoning",
                          "reasoning_signature", "meta"})
+_EXTRA_KEYS: dict[str, type] = {"provider_data": dict}  # the message's other fields (agent/types.py Message)
 
 
 def _dumps(value: Any) -> str:
@@ -268,6 +270,9 @@ def decode_message(row: Sequence[Any], damage: list[str] | None = None) -> Messa
         message["content"] = content if isinstance(content, str) or content is None else str(content)
     elif kind == CONTENT_JSON:
         value = _json(content, "content", damage, list)
+        if value is not None and not content_ok(value, role):
+            damage.append("its content holds parts of an unknown type or shape (left out)")
+            value = clean_content(value, role)
         message["content"] = value if value is not None else (content if isinstance(content, str) else "")
     elif content is not None:
         damage.append(f"its content kind is {kind!r}")
@@ -286,5 +291,9 @@ def decode_message(row: Sequence[Any], damage: list[str] | None = None) -> Messa
     if meta is not None and (value := _json(meta, "meta", damage, dict)) is not None:
         message["meta"] = value
     if extra is not None and (value := _json(extra, "extra", damage, dict)) is not None:
-        message.update({k: v for k, v in value.items() if k not in ("role", "content", "tool_calls")})
+        kept = {k: v for k, v in value.items() if k in _EXTRA_KEYS and isinstance(v, _EXTRA_KEYS[k])}
+        if len(kept) < len(value):
+            damage.append(f"its extra column holds unknown or mistyped keys {sorted(set(value) - set(kept))} "
+                          "(left out)")
+        message.update(kept)
     return cast(Message, message)

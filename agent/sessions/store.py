@@ -31,6 +31,7 @@ from .checkpoints import Checkpoint
 from .lease import LeaseHolder, SessionBusy
 from .opening import StoreReadOnly, open_database, read_only_error
 from .records import (
+    as_int,
     SearchHit,
     SessionRecord,
     decode_cursor,
@@ -276,7 +277,7 @@ class SessionStore:
             if turn is None:
                 rows = list(await conn.execute_fetchall(
                     "SELECT turn_count FROM sessions WHERE id = ?", (session_id,)))
-                turn = int(rows[0][0]) if rows else 0
+                turn = as_int(rows[0][0]) if rows else 0
             encoded = [encode_message(m, session_id, turn, stamp) for m in messages]
             await conn.execute("UPDATE messages SET archived = 1 WHERE session_id = ? AND archived = 0",
                                (session_id,))

@@ -8,11 +8,13 @@ docs/sessions.md "Fork, rewind, delete".
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import aiosqlite
 
-from .records import now_iso
+from .records import as_int, now_iso
 from .schema import INSERT_MESSAGE, SELECT_MESSAGE, decode_message, encode_message
 
 SCHEMA_3 = (
@@ -31,15 +33,40 @@ async def migration_3(conn: aiosqlite.Connection) -> None:
 
 @dataclass(frozen=True)
 class FileRewind:
-    """One file a rewind puts back: its state before the earliest rewound turn, and the state the latest one
-    left it in (``after_known`` False: recorded before migration 3, so a later edit cannot be detected)."""
+    """One file a rewind (or an undo) puts back: its state before the earliest of the turns, the state the
+    file should hold now (``after_*``: what the last of those turns that touched it left; that turn's
+    before-state when it recorded none, because its edit failed or predates migration 3), and
+    ``between``: the file changed between two of those turns (one turn left it differently from how the next
+    found it), so someone else edited it in between."""
 
     path: str
     existed: bool
     content: str | None
-    after_known: bool
     after_existed: bool
     after_content: str | None
+    between: bool = False
+
+    def conflicts_with(self, current: str | None) -> bool:
+        """Whether putting the file back would lose a change nobody recorded: ``current`` (None: missing) is
+        not what the turns left, or the file was edited between them. The one rule of rewind and undo."""
+        return self.between or current != (self.after_content if self.after_existed else None)
+
+
+CheckpointRow = tuple[str, Any, Any, Any, Any]  # path, existed, content, after_existed (None: unknown), after_content
+
+
+def fold(rows: Iterable[CheckpointRow]) -> list[FileRewind]:
+    """Per path, in turn order: the first before-state, the last after-state, and whether any turn found the
+    file other than the previous turn left it."""
+    out: dict[str, FileRewind] = {}
+    for path, existed, content, after_existed, after_content in rows:
+        before = (bool(existed), content if existed else None)
+        after = before if after_existed is None else (bool(after_existed), after_content if after_existed else None)
+        prior = out.get(str(path))
+        between = prior is not None and (prior.between or (prior.after_existed, prior.after_content) != before)
+        first = before if prior is None else (prior.existed, prior.content)
+        out[str(path)] = FileRewind(str(path), first[0], first[1], after[0], after[1], between)
+    return sorted(out.values(), key=lambda f: f.path)
 
 
 async def fork(conn: aiosqlite.Connection, source_id: str, new_id: str, *, keep: int | None, title: str) -> int:
@@ -49,16 +76,16 @@ async def fork(conn: aiosqlite.Connection, source_id: str, new_id: str, *, keep:
     rows = list(await conn.execute_fetchall(
         f"SELECT turn, {columns} FROM messages WHERE session_id = ? AND archived = 0 ORDER BY seq", (source_id,)))
     counted = list(await conn.execute_fetchall("SELECT turn_count FROM sessions WHERE id = ?", (source_id,)))
-    turn_count = int(counted[0][0]) if counted else 0
+    turn_count = as_int(counted[0][0]) if counted else 0
     if keep is not None:
         rows = rows[:keep]
-        turn_count = int(rows[-1][0]) if rows else 0
+        turn_count = as_int(rows[-1][0]) if rows else 0
     stamp = now_iso()
     await conn.execute(
         "INSERT INTO sessions (id, cwd, title, model, system_prompt, created_at, updated_at, parent_id, turn_count, "
         "meta, forked_from) SELECT ?, cwd, ?, model, system_prompt, ?, ?, NULL, ?, meta, id FROM sessions "
         "WHERE id = ?", (new_id, title, stamp, stamp, turn_count, source_id))
-    await conn.executemany(INSERT_MESSAGE, [encode_message(decode_message(r[1:]), new_id, int(r[0]), stamp)
+    await conn.executemany(INSERT_MESSAGE, [encode_message(decode_message(r[1:]), new_id, as_int(r[0]), stamp)
                                             for r in rows])
     await conn.execute(
         "INSERT INTO checkpoints (session_id, turn, path, existed, content, created_at, after_existed, after_content) "
@@ -81,17 +108,12 @@ async def record_after(conn: aiosqlite.Connection, session_id: str, turn: int, p
 
 
 async def since(conn: aiosqlite.Connection, session_id: str, turn: int) -> list[FileRewind]:
-    """Per path changed in ``turn`` or later: the state before the earliest such turn, the state after the latest."""
+    """Per path changed in ``turn`` or later: the state before the earliest such turn, the state after the latest
+    (``fold``)."""
     rows = await conn.execute_fetchall(
         "SELECT path, existed, content, after_existed, after_content FROM checkpoints "
         "WHERE session_id = ? AND turn >= ? ORDER BY turn ASC, rowid ASC", (session_id, turn))
-    first: dict[str, FileRewind] = {}
-    for path, existed, content, after_existed, after_content in rows:
-        before = first.get(str(path))
-        base = before if before is not None else FileRewind(str(path), bool(existed), content, False, False, None)
-        first[str(path)] = FileRewind(base.path, base.existed, base.content, after_existed is not None,
-                                      bool(after_existed), after_content)
-    return sorted(first.values(), key=lambda f: f.path)
+    return fold(tuple(r) for r in rows)
 
 
 async def drop_since(conn: aiosqlite.Connection, session_id: str, turn: int) -> None:

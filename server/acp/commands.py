@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "compact": ("Summarize the conversation so far to free context", "what the summary should focus on"),
-    "undo": ("Revert the file edits of the last turn (or of the last N turns)", "number of turns"),
+    "undo": ("Revert the file edits of the last turn (or of the last N turns)",
+             "number of turns, then 'force' to overwrite files changed since"),
     "rewind": ("Drop the last turn (or the last N) from the conversation and put back the files it changed",
                "number of turns, then 'force' to overwrite files changed since"),
     "model": ("Show the model, or switch to another one for the next turns", "model name"),
@@ -116,11 +117,20 @@ async def run(sessions: SessionRegistry, session: LiveSession, sink: UpdateSink,
 
 
 async def _undo(agent: AIAgent, sink: UpdateSink, arg: str) -> None:
-    if arg and not arg.isdigit():
-        await sink.text(f"`/undo` takes a number of turns, not {arg!r}.\n")
+    from agentls.agent.rewind import RewindRefused
+
+    words = arg.split()
+    force = "force" in words or "--force" in words
+    counts = [w for w in words if w not in ("force", "--force")]
+    if len(counts) > 1 or (counts and not (counts[0].isascii() and counts[0].isdigit())):
+        await sink.text(f"`/undo` takes a number of turns (and `force`), not {arg!r}.\n")
         return
-    turns = max(1, int(arg or 1))
-    restored = await agent.undo(turns)
+    turns = max(1, int(counts[0]) if counts else 1)
+    try:
+        restored = await agent.undo(turns, force=force)
+    except RewindRefused as exc:
+        await sink.text(f"Undo refused: {exc}.\n")
+        return
     what = "the last turn" if turns == 1 else f"the last {turns} turns"
     if restored:
         await sink.text(f"Reverted the file edits of {what}: {', '.join(restored)}\n")

@@ -166,8 +166,10 @@ async def agent(sessions: SessionRegistry, session: LiveSession) -> AIAgent:
 
 async def listing(sessions: SessionRegistry, cwd: str | None, cursor: str | None
                   ) -> tuple[list[dict[str, Any]], str | None]:
+    from agentls.agent.sessions.records import BadCursor
+
     where = str(absolute(cwd, existing=False)) if cwd else None
     try:
         return await sessions.listing(cwd=where, cursor=cursor)
-    except ValueError as exc:
+    except BadCursor as exc:
         raise invalid_params(f"bad cursor: {exc}") from None

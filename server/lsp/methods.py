@@ -106,9 +106,11 @@ async def list_sessions(ls: AgentServer, raw: Any, where: str = "agent/listSessi
         cwd = str((uri_to_path(cwd) if cwd.startswith("file:") else Path(cwd).expanduser()).resolve())
     query = p.optional_string("query", limit=1000)
     cursor = p.optional_string("cursor", limit=1000)
+    from agentls.agent.sessions.records import BadCursor
+
     try:
         sessions, next_cursor = await ls.sessions.listing(cwd=cwd, query=query, cursor=cursor)
-    except ValueError as exc:
+    except BadCursor as exc:
         raise JsonRpcInvalidParams(f"{where}: {exc}; pass a nextCursor from an earlier answer") from None
     result: dict[str, Any] = {"sessions": sessions}
     if next_cursor:
@@ -134,9 +136,16 @@ async def load_session(ls: AgentServer, raw: Any, where: str = "agent/loadSessio
 
 
 async def undo(ls: AgentServer, raw: Any, where: str = "agent/undo") -> dict[str, Any]:
+    from agentls.agent.rewind import RewindRefused
+
     p = Params(where, raw)
     session_id = p.session_id()
     count = p.integer("turns", 1, minimum=1, maximum=10_000) or 1
+    force = p.boolean("force")
     session, agent = await lookup.agent(ls, session_id, where)
-    restored = await runtime_turns.serialized(session, lambda: agent.undo(count))  # after the turns sent before it
+    try:  # after the turns sent before it
+        restored = await runtime_turns.serialized(session, lambda: agent.undo(count, force=force))
+    except RewindRefused as exc:
+        raise JsonRpcInvalidParams(f"{where}: {exc}", data={"reason": "undoRefused", "conflicts": exc.conflicts}) \
+            from None
     return {"restoredFiles": restored or []}

@@ -203,7 +203,7 @@ class SessionRegistry:
 
     async def listing(self, *, cwd: str | None = None, query: str | None = None, cursor: str | None = None,
                    limit: int = 50) -> tuple[list[dict[str, Any]], str | None]:
-        """Stored sessions, newest first, in the listing shape; ``ValueError`` for a bad cursor."""
+        """Stored sessions, newest first, in the listing shape; ``BadCursor`` for a bad cursor."""
         store = await self.store()
         records, next_cursor = await store.list_sessions(cwd=cwd, query=query, limit=limit, cursor=cursor)
         return [session_info(r, await store.child_sessions(r.id)) for r in records], next_cursor

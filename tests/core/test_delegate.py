@@ -160,6 +160,14 @@ async def test_cancel_during_a_child_stops_it_and_nothing_calls_the_model_after(
     assert len(srv.requests) == count  # nothing called the model afterwards
     assert not (tmp_path / "ran").exists()
     assert [t for t in asyncio.all_tasks() if "run_conversation" in repr(t)] == []
+    # Every card the editor was shown is closed, the child's running command included (it stayed in_progress).
+    [command] = [u["toolCallId"] for u in updates.of("tool_call") if u.get("kind") == "execute"]
+    assert command.count(".") == 2  # the child's call, under the delegate card
+    last: dict[str, str] = {}
+    for u in updates.of("tool_call_update"):
+        last[u["toolCallId"]] = u.get("status") or last.get(u["toolCallId"], "")
+    assert last[command] == "failed"
+    assert all(last.get(u["toolCallId"]) in ("completed", "failed") for u in updates.of("tool_call"))
 
 
 async def test_a_child_edit_is_asked_for_counted_and_undone(srv: ScriptedServer, make_agent: AgentFactory,

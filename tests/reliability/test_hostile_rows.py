@@ -28,6 +28,12 @@ DAMAGE = {  # what is written into the assistant row that holds the tool call
     "role NULL-ish": "UPDATE messages SET role = 7 WHERE role = 'tool'",
     "tool_call_id a number": "UPDATE messages SET tool_call_id = 42 WHERE role = 'tool'",
     "content kind unknown": "UPDATE messages SET content_kind = 9 WHERE role = 'assistant'",
+    # JSON of the right type but the wrong content: the strict provider refused every later prompt
+    "content parts of numbers": "UPDATE messages SET content_kind = 3, content = '[1, 2, {\"type\": \"image\"}]' "
+                                "WHERE role = 'user'",
+    "text part without text": "UPDATE messages SET content_kind = 3, content = '[{\"type\": \"text\"}]' "
+                              "WHERE role = 'user'",
+    "extra unknown key": "UPDATE messages SET extra = '{\"bogus_field\": 1}' WHERE role = 'assistant'",
 }
 
 
@@ -93,5 +99,53 @@ async def test_acp_session_load_of_a_damaged_row(srv: ScriptedServer, workspace:
         result = await acp.result("session/load", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}, 60)
         assert result is not None
         assert f"session {sid}: stored message" in (home / "acp.log").read_text()
+    finally:
+        await acp.aclose()
+
+
+FORK_DAMAGE = {
+    "extra reasoning an object": "UPDATE messages SET extra = '{\"reasoning\": {\"a\": 1}}' WHERE role = 'assistant'",
+    "turn not a number": "UPDATE messages SET turn = 'zz'",
+}
+
+
+@pytest.mark.parametrize("case", list(FORK_DAMAGE))
+async def test_fork_of_a_session_with_a_damaged_row(case: str, srv: ScriptedServer, workspace: Path,
+                                                    home: Path) -> None:
+    sid = await stored_session(home, workspace, srv)
+    with sqlite3.connect(home / "data" / "sessions.db") as db:
+        assert db.execute(FORK_DAMAGE[case]).rowcount >= 1
+    srv.push(text("forked answer"))
+    code, out, err = await agentls_run(home, workspace, srv, "--fork", sid, "go on")
+    assert code == 0 and out.strip() == "forked answer", err
+    assert "Traceback" not in err
+
+
+async def test_a_damaged_sessions_row_hides_no_session(srv: ScriptedServer, workspace: Path, home: Path) -> None:
+    """meta not a JSON object, turn_count not a number: session/list answered every request "bad cursor",
+    ``agentls sessions`` printed a traceback, and session/load and session/fork answered -32603."""
+    sid = await stored_session(home, workspace, srv)
+    other = await stored_session(home, workspace, srv)
+    with sqlite3.connect(home / "data" / "sessions.db") as db:
+        ids = [str(r[0]) for r in db.execute("SELECT id FROM sessions")]
+        assert len(ids) == 2 and sid in ids
+        db.execute("UPDATE sessions SET meta = 'not json', turn_count = 'abc' WHERE id = ?", (sid,))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentls.server", "sessions", env=env(home), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0 and "Traceback" not in err.decode(), err.decode()
+    assert all(i in out.decode() for i in ids)
+    acp = await AcpProc.start(env(home), workspace, stderr=home / "acp.log")
+    try:
+        await acp.initialize()
+        listed = await acp.result("session/list", {}, 60)
+        assert sorted(s["sessionId"] for s in listed["sessions"]) == sorted(ids), other
+        answer = await acp.call("session/list", {"cursor": "garbage"}, 60)
+        assert answer["error"]["code"] == -32602 and "cursor" in answer["error"]["message"]
+        loaded = await acp.result("session/load", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}, 60)
+        assert loaded is not None
+        forked = await acp.result("session/fork", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}, 60)
+        assert forked["sessionId"] not in ids
     finally:
         await acp.aclose()
