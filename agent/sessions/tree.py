@@ -49,7 +49,23 @@ class FileRewind:
     def conflicts_with(self, current: str | None) -> bool:
         """Whether putting the file back would lose a change nobody recorded: ``current`` (None: missing) is
         not what the turns left, or the file was edited between them. The one rule of rewind and undo."""
-        return self.between or current != (self.after_content if self.after_existed else None)
+        return self.between or not same_text(current, self.after_content if self.after_existed else None)
+
+
+def same_text(a: str | None, b: str | None) -> bool:
+    """Equal but for what editors change on their own when they show or save a file: line endings, blanks at
+    line ends, empty lines at the end (a new file's buffer in Neovim holds one more; "insert final newline",
+    "trim trailing whitespace"). Such a change is no one's work to lose."""
+    if a is None or b is None:
+        return a is b
+    return a == b or _settled(a) == _settled(b)
+
+
+def _settled(text: str) -> list[str]:
+    lines = [line.rstrip(" \t\r") for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 CheckpointRow = tuple[str, Any, Any, Any, Any]  # path, existed, content, after_existed (None: unknown), after_content
@@ -63,7 +79,8 @@ def fold(rows: Iterable[CheckpointRow]) -> list[FileRewind]:
         before = (bool(existed), content if existed else None)
         after = before if after_existed is None else (bool(after_existed), after_content if after_existed else None)
         prior = out.get(str(path))
-        between = prior is not None and (prior.between or (prior.after_existed, prior.after_content) != before)
+        between = prior is not None and (prior.between or prior.after_existed != before[0]
+                                         or not same_text(prior.after_content, before[1]))
         first = before if prior is None else (prior.existed, prior.content)
         out[str(path)] = FileRewind(str(path), first[0], first[1], after[0], after[1], between)
     return sorted(out.values(), key=lambda f: f.path)

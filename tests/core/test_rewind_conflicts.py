@@ -107,3 +107,25 @@ async def test_undo_refuses_to_overwrite_a_later_user_edit_unless_forced(
     assert a.read_text() == "agent\nUSER WORK\n"
     assert await agent.undo(1, force=True) == ["a.txt"]  # the refusal used nothing up
     assert a.read_text() == "one\n"
+
+
+@STORED
+@pytest.mark.parametrize("editor", ["first note\n\n", "first note\r\n", "first note  \n", "first note"])
+async def test_what_an_editor_changes_on_its_own_is_no_conflict(make_agent: AgentFactory, srv: ScriptedServer,
+                                                                 workspace: Path, tmp_path: Path, stored: bool,
+                                                                 editor: str) -> None:
+    """A new file's buffer in Neovim holds one more empty line; editors save with CRLF, trim blanks or add
+    a final newline. None of that is anyone's work: undo and rewind go ahead. A change of words still stops
+    them."""
+    agent = make_agent(approval="yolo", **_store(stored, tmp_path))
+    note = workspace / "fresh.txt"
+    for _ in range(2):
+        srv.push(tools(call("write_file", {"path": "fresh.txt", "content": "first note\n"})), text("wrote"))
+        await agent.run_conversation("write a note")
+        note.write_bytes(editor.encode())
+        assert await agent.undo(1) == ["fresh.txt"] and not note.exists()
+    srv.push(tools(call("write_file", {"path": "fresh.txt", "content": "first note\n"})), text("wrote"))
+    await agent.run_conversation("write a note")
+    note.write_text("first note, and mine\n")
+    with pytest.raises(RewindRefused):
+        await agent.undo(1)
