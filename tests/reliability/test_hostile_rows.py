@@ -69,12 +69,19 @@ async def stored_session(home: Path, workspace: Path, srv: ScriptedServer) -> st
     return str(sid)
 
 
+
+async def damaged_session(home: Path, workspace: Path, srv: ScriptedServer, sql: str) -> str:
+    """A stored session with ``sql`` applied to its rows (which must touch at least one)."""
+    sid = await stored_session(home, workspace, srv)
+    with sqlite3.connect(home / "data" / "sessions.db") as db:
+        assert db.execute(sql).rowcount >= 1
+    return sid
+
+
 @pytest.mark.parametrize("case", list(DAMAGE))
 async def test_run_session_repairs_a_damaged_row_and_goes_on(case: str, srv: ScriptedServer, workspace: Path,
                                                              home: Path) -> None:
-    sid = await stored_session(home, workspace, srv)
-    with sqlite3.connect(home / "data" / "sessions.db") as db:
-        assert db.execute(DAMAGE[case]).rowcount >= 1
+    sid = await damaged_session(home, workspace, srv, DAMAGE[case])
     srv.push(text("second answer"))
     code, out, err = await agentls_run(home, workspace, srv, "--session", sid, "again")
     assert code == 0, err
@@ -112,9 +119,7 @@ FORK_DAMAGE = {
 @pytest.mark.parametrize("case", list(FORK_DAMAGE))
 async def test_fork_of_a_session_with_a_damaged_row(case: str, srv: ScriptedServer, workspace: Path,
                                                     home: Path) -> None:
-    sid = await stored_session(home, workspace, srv)
-    with sqlite3.connect(home / "data" / "sessions.db") as db:
-        assert db.execute(FORK_DAMAGE[case]).rowcount >= 1
+    sid = await damaged_session(home, workspace, srv, FORK_DAMAGE[case])
     srv.push(text("forked answer"))
     code, out, err = await agentls_run(home, workspace, srv, "--fork", sid, "go on")
     assert code == 0 and out.strip() == "forked answer", err
